@@ -1,0 +1,151 @@
+import "reflect-metadata";
+import { parseArgs } from "node:util";
+import { resolve, join } from "node:path";
+import pg from "pg";
+import { AppError } from "../errors/app-error.js";
+import { formatUsd } from "../infra/money.js";
+import { createAccount, createAdminToken, parseAmount, topUp } from "../accounts/service.js";
+import { readRuntimeInfo } from "../dev/runtime-file.js";
+import { isAlive } from "../dev/processes.js";
+import { openOrm, migrate } from "../db/orm.js";
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "../dev/embedded-postgres.js";
+
+/**
+ * The operator's CLI: `npm run admin -- <command>`. Reaches the database at DATABASE_URL, else the
+ * one a running `npm start` uses (DATA_DIR/runtime.json), else starts the dev database in DATA_DIR
+ * for the length of the command. With --json, stdout carries exactly one JSON object.
+ */
+const USAGE = `Usage: npm run admin -- <command> [options] [--json]
+
+Commands:
+  create-account --name NAME [--balance USD]   create an account and its first admin token
+  top-up --account ID --amount USD             add to an account's balance
+  create-admin-token --account ID              issue another admin token for an account
+
+Options:
+  --json    print one JSON object on stdout and nothing else
+
+The database is DATABASE_URL, else the one of a running npm start (DATA_DIR, default ./.data).`;
+
+class UsageError extends Error {}
+
+interface Db {
+  pool: pg.Pool;
+  close(): Promise<void>;
+}
+
+async function connect(): Promise<Db> {
+  const direct = process.env.DATABASE_URL;
+  if (direct) {
+    const pool = new pg.Pool({ connectionString: direct, max: 2 });
+    return { pool, close: () => pool.end() };
+  }
+  const dataDir = resolve(process.env.DATA_DIR || "./.data");
+  const info = readRuntimeInfo(dataDir);
+  if (info && isAlive(info.pid)) {
+    const pool = new pg.Pool({ connectionString: info.databaseUrl, max: 2 });
+    return { pool, close: () => pool.end() };
+  }
+  // No running instance: start the dev database ourselves, bring its schema up to date, use it.
+  const server: EmbeddedPostgresHandle = await startEmbeddedPostgres(join(dataDir, "postgres"));
+  try {
+    await server.ensureDatabase("agent_gateway");
+    const url = server.urlFor("agent_gateway");
+    const orm = await openOrm(url, 1);
+    await migrate(orm);
+    await orm.close(true);
+    const pool = new pg.Pool({ connectionString: url, max: 2 });
+    return {
+      pool,
+      close: async () => {
+        await pool.end();
+        await server.stop();
+      },
+    };
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
+}
+
+function required(values: Record<string, unknown>, name: string): string {
+  const v = values[name];
+  if (typeof v !== "string" || v.trim() === "") throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+async function run(argv: string[]): Promise<{ json: Record<string, unknown>; text: string }> {
+  const [command, ...rest] = argv;
+  if (!command || command === "help" || command === "--help" || command === "-h") throw new UsageError("");
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      name: { type: "string" },
+      balance: { type: "string" },
+      account: { type: "string" },
+      amount: { type: "string" },
+      json: { type: "boolean", default: false },
+    },
+    strict: true,
+  });
+  // Validate arguments before touching the database.
+  let action: (db: Db) => Promise<{ json: Record<string, unknown>; text: string }>;
+  switch (command) {
+    case "create-account": {
+      const name = required(values, "name");
+      const balance = values.balance === undefined ? 0n : parseAmount(values.balance, "--balance", true);
+      action = async (db) => {
+        const { account, adminToken } = await createAccount(db.pool, name, balance);
+        return {
+          json: { accountId: account.id, adminToken },
+          text: `Created account ${account.id} (${account.name}) with balance ${formatUsd(account.balanceMicros)} USD.\nAdmin token (shown once): ${adminToken}`,
+        };
+      };
+      break;
+    }
+    case "top-up": {
+      const accountId = required(values, "account");
+      const amount = parseAmount(required(values, "amount"), "--amount");
+      action = async (db) => {
+        const account = await topUp(db.pool, accountId, amount);
+        const balance = formatUsd(account.balanceMicros);
+        return { json: { accountId: account.id, balance }, text: `Account ${account.id} balance is now ${balance} USD.` };
+      };
+      break;
+    }
+    case "create-admin-token": {
+      const accountId = required(values, "account");
+      action = async (db) => {
+        const adminToken = await createAdminToken(db.pool, accountId);
+        return { json: { adminToken }, text: `Admin token for ${accountId} (shown once): ${adminToken}` };
+      };
+      break;
+    }
+    default:
+      throw new UsageError(`Unknown command "${command}"`);
+  }
+  const db = await connect();
+  try {
+    return await action(db);
+  } finally {
+    await db.close();
+  }
+}
+
+const argv = process.argv.slice(2);
+const asJson = argv.includes("--json");
+try {
+  const out = await run(argv);
+  process.stdout.write(asJson ? `${JSON.stringify(out.json)}\n` : `${out.text}\n`);
+} catch (err) {
+  if (err instanceof UsageError) {
+    process.stderr.write(`${err.message ? `${err.message}\n\n` : ""}${USAGE}\n`);
+    process.exitCode = 2;
+  } else if (err instanceof AppError || (err as { code?: string }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" || (err as { code?: string }).code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
+    process.stderr.write(`Error: ${(err as Error).message}\n`);
+    process.exitCode = (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS") ? 2 : 1;
+  } else {
+    process.stderr.write(`Error: ${(err as Error).message}\n`);
+    process.exitCode = 1;
+  }
+}

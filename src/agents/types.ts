@@ -1,0 +1,54 @@
+import { Field, ID, InputType, ObjectType, registerEnumType } from "type-graphql";
+import type { IAgent } from "../db/schema.js";
+
+export enum AgentKind {
+  CHAT = "CHAT",
+  AUTOMATION = "AUTOMATION",
+}
+registerEnumType(AgentKind, { name: "AgentKind", description: "AUTOMATION agents have a script; CHAT agents answer with their model" });
+
+@ObjectType("Agent")
+export class AgentType {
+  @Field(() => ID) id!: string;
+  @Field(() => String) name!: string;
+  @Field(() => String, { description: "System prompt sent first in every thread" }) instructions!: string;
+  @Field(() => String) defaultModel!: string;
+  @Field(() => [String], { nullable: true, description: "Models keys of this agent may use; null means all supported" })
+  allowedModels!: string[] | null;
+  @Field(() => AgentKind) kind!: AgentKind;
+  @Field(() => String, { nullable: true, description: "JavaScript: export default async function run(input, ctx)" }) script!: string | null;
+  @Field(() => Date) createdAt!: Date;
+  @Field(() => Date) updatedAt!: Date;
+
+  static from(agent: IAgent): AgentType {
+    return Object.assign(new AgentType(), {
+      id: agent.id,
+      name: agent.name,
+      instructions: agent.instructions,
+      defaultModel: agent.defaultModel,
+      allowedModels: agent.allowedModels ?? null,
+      kind: agent.script ? AgentKind.AUTOMATION : AgentKind.CHAT,
+      script: agent.script ?? null,
+      createdAt: agent.createdAt,
+      updatedAt: agent.updatedAt,
+    });
+  }
+}
+
+@InputType("CreateAgentInput")
+export class CreateAgentInput {
+  @Field(() => String) name!: string;
+  @Field(() => String, { nullable: true }) instructions?: string | null;
+  @Field(() => String, { nullable: true, description: "Defaults to provider_a/model-2.5-flash" }) defaultModel?: string | null;
+  @Field(() => String, { nullable: true }) script?: string | null;
+  @Field(() => [String], { nullable: true }) allowedModels?: string[] | null;
+}
+
+@InputType("UpdateAgentInput", { description: "Omitted fields stay as they are; null clears script and allowedModels" })
+export class UpdateAgentInput {
+  @Field(() => String, { nullable: true }) name?: string;
+  @Field(() => String, { nullable: true }) instructions?: string | null;
+  @Field(() => String, { nullable: true }) defaultModel?: string | null;
+  @Field(() => String, { nullable: true }) script?: string | null;
+  @Field(() => [String], { nullable: true }) allowedModels?: string[] | null;
+}

@@ -1,0 +1,282 @@
+import { z } from "zod";
+
+/**
+ * The one place the environment is read and validated. Every process (API, worker, dev launcher,
+ * CLI) builds its `Config` here, so a bad value fails the same way everywhere: one message that
+ * names the variable, then exit.
+ */
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+const bool = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .refine((v) => ["true", "false", "1", "0", "yes", "no"].includes(v), {
+    message: "must be true or false",
+  })
+  .transform((v) => v === "true" || v === "1" || v === "yes");
+
+const port = z.coerce
+  .number({ message: "must be a port number" })
+  .int("must be a whole number")
+  .min(0, "must be between 0 and 65535")
+  .max(65535, "must be between 0 and 65535");
+
+const url = (protocols: string[]) =>
+  z
+    .string()
+    .trim()
+    .refine(
+      (v) => {
+        try {
+          return protocols.includes(new URL(v).protocol);
+        } catch {
+          return false;
+        }
+      },
+      { message: `must be a URL (${protocols.join(" or ")})` },
+    );
+
+const hostPort = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/, "must be host:port, e.g. localhost:7233");
+
+const encryptionKey = z
+  .string()
+  .trim()
+  .transform((v, ctx) => {
+    const buf = /^[0-9a-fA-F]{64}$/.test(v) ? Buffer.from(v, "hex") : Buffer.from(v, "base64");
+    if (buf.length !== 32) {
+      ctx.addIssue({
+        code: "custom",
+        message: "must be 32 bytes, as 64 hex characters or base64 (openssl rand -base64 32)",
+      });
+      return z.NEVER;
+    }
+    return buf;
+  });
+
+const jsonRecord = <T extends z.ZodType>(value: T, example: string) =>
+  z
+    .string()
+    .transform((v, ctx) => {
+      try {
+        return JSON.parse(v) as unknown;
+      } catch {
+        ctx.addIssue({ code: "custom", message: `must be JSON, e.g. ${example}` });
+        return z.NEVER;
+      }
+    })
+    .pipe(z.record(z.string(), value));
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  PORT: port.default(3000),
+  HOST: z.string().trim().min(1).optional(),
+  DATA_DIR: z.string().trim().min(1).default("./.data"),
+  DATABASE_URL: url(["postgres:", "postgresql:"]).optional(),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  TEMPORAL_ADDRESS: hostPort.optional(),
+  TEMPORAL_NAMESPACE: z.string().trim().min(1).default("default"),
+  TEMPORAL_TASK_QUEUE: z.string().trim().min(1).default("agent-gateway"),
+  TEMPORAL_CLI_PATH: z.string().trim().min(1).optional(),
+  OPERATOR_TOKEN: z.string().trim().min(24, "must be at least 24 characters").optional(),
+  SECRET_ENCRYPTION_KEY: encryptionKey.optional(),
+  PUBLIC_BASE_URL: url(["http:", "https:"]).optional(),
+  ALLOW_INSECURE_HTTP: bool.optional(),
+  TRUST_PROXY: z.string().trim().optional(),
+  TLS_CERT_FILE: z.string().trim().min(1).optional(),
+  TLS_KEY_FILE: z.string().trim().min(1).optional(),
+  PROVIDER_A_BASE_URL: url(["http:", "https:"]).default("https://generativelanguage.googleapis.com"),
+  PROVIDER_A_API_KEY: z.string().trim().min(1).optional(),
+  PROVIDER_B_BASE_URL: url(["http:", "https:"]).default("https://api.anthropic.com"),
+  PROVIDER_B_API_KEY: z.string().trim().min(1).optional(),
+  /** `{"provider_a/model-2.5-flash":"gemini-2.5-flash"}`: upstream model names. */
+  MODEL_NAME_MAP: jsonRecord(z.string().min(1), '{"provider_b/model-sonnet-4-6":"claude-sonnet-4-6"}').optional(),
+  /** `{"provider_a/model-2.0-flash":{"baseUrl":"http://127.0.0.1:8000/v1","model":"llama3"}}`. */
+  OPENAI_COMPATIBLE_ROUTES: jsonRecord(
+    z.object({ baseUrl: url(["http:", "https:"]), model: z.string().min(1).optional(), apiKey: z.string().optional() }),
+    '{"provider_a/model-2.0-flash":{"baseUrl":"http://127.0.0.1:8000/v1"}}',
+  ).optional(),
+  /** `{"provider_a/model-2.5-pro":{"input":"1.25","output":"10"}}`: USD per million tokens. */
+  MODEL_PRICES: jsonRecord(
+    z.object({ input: z.union([z.string(), z.number()]), output: z.union([z.string(), z.number()]) }),
+    '{"provider_a/model-2.5-pro":{"input":"1.25","output":"10"}}',
+  ).optional(),
+  DEFAULT_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
+  UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(120_000),
+  UPSTREAM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  DEFAULT_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(1).max(1_000_000).default(4096),
+  SCRIPT_TIMEOUT_MS: z.coerce.number().int().min(10).max(3_600_000).default(30_000),
+  SCRIPT_MEMORY_MB: z.coerce.number().int().min(8).max(1024).default(64),
+  SCRIPT_MAX_HOST_CALLS: z.coerce.number().int().min(0).max(10_000).default(100),
+  SANDBOX_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(2),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
+});
+
+type Env = z.infer<typeof envSchema>;
+
+export interface Config {
+  env: "development" | "production" | "test";
+  isProduction: boolean;
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  databasePoolSize: number;
+  temporal: {
+    address: string | undefined;
+    namespace: string;
+    taskQueue: string;
+    cliPath: string | undefined;
+  };
+  operatorToken: string;
+  secretEncryptionKey: Buffer;
+  publicBaseUrl: string;
+  allowInsecureHttp: boolean;
+  /** Express `trust proxy` value: false, true, a hop count or a list of addresses/subnets. */
+  trustProxy: boolean | number | string;
+  tls: { certFile: string; keyFile: string } | undefined;
+  providers: {
+    a: { baseUrl: string; apiKey: string | undefined };
+    b: { baseUrl: string; apiKey: string | undefined };
+    modelNameMap: Record<string, string>;
+    openAiCompatibleRoutes: Record<string, { baseUrl: string; model?: string; apiKey?: string }>;
+    timeoutMs: number;
+    maxRetries: number;
+    defaultMaxOutputTokens: number;
+  };
+  modelPrices: Record<string, { input: string | number; output: string | number }>;
+  defaultRateLimitPerMinute: number;
+  sandbox: { timeoutMs: number; memoryMb: number; maxHostCalls: number; poolSize: number };
+  logLevel: (typeof LOG_LEVELS)[number];
+}
+
+/** Values the dev launcher supplies (generated secrets, embedded services) when the env lacks them. */
+export interface ConfigDefaults {
+  databaseUrl?: string;
+  temporalAddress?: string;
+  operatorToken?: string;
+  secretEncryptionKey?: Buffer;
+}
+
+function formatIssues(error: z.ZodError, raw: Record<string, string | undefined>): string[] {
+  return error.issues.map((issue) => {
+    const name = String(issue.path[0] ?? "environment");
+    const value = raw[name];
+    const secret = /TOKEN|KEY|SECRET|PASSWORD/i.test(name) || name === "DATABASE_URL";
+    const shown = value === undefined || secret ? "" : ` (got ${JSON.stringify(value)})`;
+    return `${name}: ${issue.message}${shown}`;
+  });
+}
+
+function parseTrustProxy(value: string | undefined): boolean | number | string {
+  if (value === undefined || value === "" || value === "false") return false;
+  if (value === "true") return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value;
+}
+
+export function loadConfig(
+  source: Record<string, string | undefined> = process.env,
+  defaults: ConfigDefaults = {},
+): Config {
+  // Empty strings mean "unset": docker-compose and shells produce them for missing values.
+  const raw: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(source)) raw[k] = v === "" ? undefined : v;
+
+  const parsed = envSchema.safeParse(raw);
+  if (!parsed.success) throw new ConfigError(formatIssues(parsed.error, raw));
+  const env: Env = parsed.data;
+  const isProduction = env.NODE_ENV === "production";
+
+  const problems: string[] = [];
+  if (isProduction) {
+    if (!env.OPERATOR_TOKEN) problems.push("OPERATOR_TOKEN: required when NODE_ENV=production");
+    if (!env.SECRET_ENCRYPTION_KEY)
+      problems.push("SECRET_ENCRYPTION_KEY: required when NODE_ENV=production (openssl rand -base64 32)");
+    if (!env.PUBLIC_BASE_URL) problems.push("PUBLIC_BASE_URL: required when NODE_ENV=production");
+  }
+  if ((env.TLS_CERT_FILE === undefined) !== (env.TLS_KEY_FILE === undefined)) {
+    problems.push("TLS_CERT_FILE and TLS_KEY_FILE: set both or neither");
+  }
+  const operatorToken = env.OPERATOR_TOKEN ?? defaults.operatorToken;
+  const secretEncryptionKey = env.SECRET_ENCRYPTION_KEY ?? defaults.secretEncryptionKey;
+  if (!isProduction && (!operatorToken || !secretEncryptionKey)) {
+    if (!operatorToken) problems.push("OPERATOR_TOKEN: not set (npm start generates one in DATA_DIR)");
+    if (!secretEncryptionKey)
+      problems.push("SECRET_ENCRYPTION_KEY: not set (npm start generates one in DATA_DIR)");
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const host = env.HOST ?? (isProduction ? "0.0.0.0" : "127.0.0.1");
+  const scheme = env.TLS_CERT_FILE ? "https" : "http";
+  const displayHost = host === "0.0.0.0" || host === "::" ? "localhost" : host;
+  const publicBaseUrl = (env.PUBLIC_BASE_URL ?? `${scheme}://${displayHost}:${env.PORT}`).replace(/\/+$/, "");
+
+  return {
+    env: env.NODE_ENV,
+    isProduction,
+    port: env.PORT,
+    host,
+    dataDir: env.DATA_DIR,
+    databaseUrl: env.DATABASE_URL ?? defaults.databaseUrl,
+    databasePoolSize: env.DATABASE_POOL_SIZE,
+    temporal: {
+      address: env.TEMPORAL_ADDRESS ?? defaults.temporalAddress,
+      namespace: env.TEMPORAL_NAMESPACE,
+      taskQueue: env.TEMPORAL_TASK_QUEUE,
+      cliPath: env.TEMPORAL_CLI_PATH,
+    },
+    operatorToken: operatorToken!,
+    secretEncryptionKey: secretEncryptionKey!,
+    publicBaseUrl,
+    // Plain HTTP is only the default off production; production must opt in explicitly.
+    allowInsecureHttp: env.ALLOW_INSECURE_HTTP ?? !isProduction,
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    tls: env.TLS_CERT_FILE && env.TLS_KEY_FILE ? { certFile: env.TLS_CERT_FILE, keyFile: env.TLS_KEY_FILE } : undefined,
+    providers: {
+      a: { baseUrl: env.PROVIDER_A_BASE_URL.replace(/\/+$/, ""), apiKey: env.PROVIDER_A_API_KEY },
+      b: { baseUrl: env.PROVIDER_B_BASE_URL.replace(/\/+$/, ""), apiKey: env.PROVIDER_B_API_KEY },
+      modelNameMap: env.MODEL_NAME_MAP ?? {},
+      openAiCompatibleRoutes: env.OPENAI_COMPATIBLE_ROUTES ?? {},
+      timeoutMs: env.UPSTREAM_TIMEOUT_MS,
+      maxRetries: env.UPSTREAM_MAX_RETRIES,
+      defaultMaxOutputTokens: env.DEFAULT_MAX_OUTPUT_TOKENS,
+    },
+    modelPrices: env.MODEL_PRICES ?? {},
+    defaultRateLimitPerMinute: env.DEFAULT_RATE_LIMIT_PER_MINUTE,
+    sandbox: {
+      timeoutMs: env.SCRIPT_TIMEOUT_MS,
+      memoryMb: env.SCRIPT_MEMORY_MB,
+      maxHostCalls: env.SCRIPT_MAX_HOST_CALLS,
+      poolSize: env.SANDBOX_POOL_SIZE,
+    },
+    logLevel: env.LOG_LEVEL,
+  };
+}
+
+/** Entry points call this: a config problem prints its message (no stack) and exits 1. */
+export function loadConfigOrExit(
+  source: Record<string, string | undefined> = process.env,
+  defaults: ConfigDefaults = {},
+): Config {
+  try {
+    return loadConfig(source, defaults);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,240 @@
+import { defineEntity, p, type InferEntity } from "@mikro-orm/core";
+
+/**
+ * The whole data model. Money columns are integer micro-USD (`bigint`). Ids are prefixed random
+ * strings (see infra/ids.ts), so they can appear in URLs and cannot be enumerated.
+ * Hot paths (chat, webhook ingest, billing) use hand-written SQL against these same tables; keep
+ * column names in step with `src/db/migrations`.
+ */
+
+const now = () => new Date();
+
+export const Account = defineEntity({
+  name: "Account",
+  tableName: "accounts",
+  properties: {
+    id: p.string().primary(),
+    name: p.string().length(200),
+    balanceMicros: p.bigint("number").default(0),
+    retentionDays: p.integer().default(30),
+    relaxSignatureTimestamp: p.boolean().default(false),
+    defaultRateLimitPerMinute: p.integer().nullable(),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+  },
+  // The last line of defence for "the balance never goes below zero": holds are conditional
+  // updates, and this makes any bug in them fail loudly instead of overdrawing.
+  checks: [{ name: "accounts_balance_non_negative", expression: "balance_micros >= 0" }],
+});
+export type IAccount = InferEntity<typeof Account>;
+
+export const AdminToken = defineEntity({
+  name: "AdminToken",
+  tableName: "admin_tokens",
+  properties: {
+    id: p.string().primary(),
+    account: () => p.manyToOne(Account).deleteRule("cascade").index(),
+    tokenHash: p.string().length(64).unique(),
+    prefix: p.string().length(16),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+  },
+});
+export type IAdminToken = InferEntity<typeof AdminToken>;
+
+export const Agent = defineEntity({
+  name: "Agent",
+  tableName: "agents",
+  properties: {
+    id: p.string().primary(),
+    account: () => p.manyToOne(Account).deleteRule("cascade"),
+    name: p.string().length(200),
+    instructions: p.text().default(""),
+    defaultModel: p.string().length(100),
+    allowedModels: p.json<string[]>().nullable(),
+    script: p.text().nullable(),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+    updatedAt: p.datetime().onCreate(now).onUpdate(now),
+  },
+  indexes: [{ properties: ["account", "createdAt"] }],
+});
+export type IAgent = InferEntity<typeof Agent>;
+
+export const ApiKey = defineEntity({
+  name: "ApiKey",
+  tableName: "api_keys",
+  properties: {
+    id: p.string().primary(),
+    account: () => p.manyToOne(Account).deleteRule("cascade").index(),
+    agent: () => p.manyToOne(Agent).deleteRule("cascade").index(),
+    name: p.string().length(200),
+    keyHash: p.string().length(64).unique(),
+    prefix: p.string().length(16),
+    last4: p.string().length(4),
+    rateLimitPerMinute: p.integer().nullable(),
+    lastUsedAt: p.datetime().nullable(),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+  },
+});
+export type IApiKey = InferEntity<typeof ApiKey>;
+
+export const Thread = defineEntity({
+  name: "Thread",
+  tableName: "threads",
+  properties: {
+    id: p.string().primary(),
+    account: () => p.manyToOne(Account).deleteRule("cascade").index(),
+    agent: () => p.manyToOne(Agent).deleteRule("cascade").index(),
+    /** Set while a turn is in flight; a stale lease (crashed instance) expires on its own. */
+    busyUntil: p.datetime().nullable(),
+    messageCount: p.integer().default(0),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+    updatedAt: p.datetime().onCreate(now).onUpdate(now),
+  },
+});
+export type IThread = InferEntity<typeof Thread>;
+
+export const Message = defineEntity({
+  name: "Message",
+  tableName: "messages",
+  properties: {
+    id: p.bigint("number").primary().autoincrement(),
+    thread: () => p.manyToOne(Thread).deleteRule("cascade"),
+    seq: p.integer(),
+    role: p.string().length(20),
+    content: p.text(),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+  },
+  uniques: [{ properties: ["thread", "seq"] }],
+});
+export type IMessage = InferEntity<typeof Message>;
+
+export const Trigger = defineEntity({
+  name: "Trigger",
+  tableName: "triggers",
+  properties: {
+    id: p.string().primary(),
+    account: () => p.manyToOne(Account).deleteRule("cascade").index(),
+    agent: () => p.manyToOne(Agent).deleteRule("cascade").index(),
+    description: p.text().nullable(),
+    active: p.boolean().default(true),
+    secretRequired: p.boolean().default(true),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+    updatedAt: p.datetime().onCreate(now).onUpdate(now),
+  },
+});
+export type ITrigger = InferEntity<typeof Trigger>;
+
+export const TriggerSecret = defineEntity({
+  name: "TriggerSecret",
+  tableName: "trigger_secrets",
+  properties: {
+    id: p.string().primary(),
+    trigger: () => p.manyToOne(Trigger).deleteRule("cascade"),
+    /** AES-256-GCM sealed secret (infra/crypto.ts), so owners can copy it later. */
+    sealedSecret: p.text(),
+    /** Null for the current secret; the end of the grace window for a rotated-out one. */
+    expiresAt: p.datetime().nullable(),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+  },
+  indexes: [{ properties: ["trigger", "expiresAt"] }],
+});
+export type ITriggerSecret = InferEntity<typeof TriggerSecret>;
+
+export const JOB_STATUSES = ["queued", "running", "done", "failed"] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+export const Job = defineEntity({
+  name: "Job",
+  tableName: "jobs",
+  properties: {
+    id: p.string().primary(),
+    account: () => p.manyToOne(Account).deleteRule("cascade").index(),
+    agent: () => p.manyToOne(Agent).deleteRule("cascade"),
+    trigger: () => p.manyToOne(Trigger).deleteRule("set null").nullable(),
+    status: p.enum(JOB_STATUSES).default("queued"),
+    threadId: p.string().nullable(),
+    result: p.json<unknown>().nullable(),
+    error: p.text().nullable(),
+    attempts: p.integer().default(0),
+    costMicros: p.bigint("number").default(0),
+    logs: p.json<unknown[]>().nullable(),
+    /** When the Temporal workflow was started; null rows are picked up by the dispatcher. */
+    dispatchedAt: p.datetime().nullable(),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+    startedAt: p.datetime().nullable(),
+    finishedAt: p.datetime().nullable(),
+  },
+  indexes: [
+    { properties: ["trigger", "createdAt"] },
+    { properties: ["agent", "createdAt"] },
+    { name: "jobs_undispatched_idx", properties: ["createdAt"], where: { dispatchedAt: null } },
+  ],
+});
+export type IJob = InferEntity<typeof Job>;
+
+export const IdempotencyRecord = defineEntity({
+  name: "IdempotencyRecord",
+  tableName: "idempotency_records",
+  properties: {
+    trigger: () => p.manyToOne(Trigger).deleteRule("cascade").primary(),
+    key: p.string().length(255).primary(),
+    job: () => p.manyToOne(Job).deleteRule("cascade"),
+    expiresAt: p.datetime().index(),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+  },
+  primaryKeys: ["trigger", "key"],
+});
+export type IIdempotencyRecord = InferEntity<typeof IdempotencyRecord>;
+
+export const AuditEntry = defineEntity({
+  name: "AuditEntry",
+  tableName: "audit_entries",
+  properties: {
+    id: p.string().primary(),
+    account: () => p.manyToOne(Account).deleteRule("cascade"),
+    job: () => p.manyToOne(Job).deleteRule("cascade").nullable().index(),
+    kind: p.string().length(40),
+    /** The inbound payload; nulled by the retention schedule after the account's window. */
+    payload: p.json<unknown>().nullable(),
+    result: p.json<unknown>().nullable(),
+    modelCalls: p.json<unknown[]>().nullable(),
+    costMicros: p.bigint("number").default(0),
+    payloadPurgedAt: p.datetime().nullable(),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+  },
+  indexes: [{ properties: ["account", "createdAt"] }],
+});
+export type IAuditEntry = InferEntity<typeof AuditEntry>;
+
+export const LEDGER_KINDS = ["top_up", "initial_balance", "hold", "hold_release", "charge", "refund"] as const;
+
+export const LedgerEntry = defineEntity({
+  name: "LedgerEntry",
+  tableName: "ledger_entries",
+  properties: {
+    id: p.bigint("number").primary().autoincrement(),
+    account: () => p.manyToOne(Account).deleteRule("cascade"),
+    /** Signed: credits positive, debits negative. The balance equals the sum of this column. */
+    amountMicros: p.bigint("number"),
+    kind: p.enum(LEDGER_KINDS),
+    /** What the entry is for: a chat completion id, a job id, an operator action. */
+    reference: p.string().length(100).nullable(),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+  },
+  indexes: [{ properties: ["account", "createdAt"] }],
+});
+export type ILedgerEntry = InferEntity<typeof LedgerEntry>;
+
+export const entities = [
+  Account,
+  AdminToken,
+  Agent,
+  ApiKey,
+  Thread,
+  Message,
+  Trigger,
+  TriggerSecret,
+  Job,
+  IdempotencyRecord,
+  AuditEntry,
+  LedgerEntry,
+];

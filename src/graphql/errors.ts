@@ -1,0 +1,25 @@
+import { GraphQLError, type GraphQLFormattedError } from "graphql";
+import { AppError } from "../errors/app-error.js";
+import type { Logger } from "../infra/logger.js";
+
+/** Maps any resolver error to what clients see: AppError by its code, anything unknown as a bare 500. */
+export function formatGraphQLError(log: Logger) {
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
+    if (original instanceof AppError) {
+      return {
+        message: original.message,
+        locations: formatted.locations,
+        path: formatted.path,
+        extensions: { code: original.graphqlCode, reason: original.code, ...(original.param ? { param: original.param } : {}), ...original.details },
+      };
+    }
+    if (original instanceof GraphQLError || (formatted.extensions?.code && formatted.extensions.code !== "INTERNAL_SERVER_ERROR")) {
+      // Parse/validation/auth errors made by graphql or Apollo: already safe to show; drop stack traces.
+      const { stacktrace: _s, ...extensions } = formatted.extensions ?? {};
+      return { ...formatted, extensions };
+    }
+    log.error({ err: original }, "graphql resolver failed");
+    return { message: "Internal server error", locations: formatted.locations, path: formatted.path, extensions: { code: "INTERNAL_SERVER_ERROR" } };
+  };
+}

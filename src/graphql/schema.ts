@@ -1,0 +1,21 @@
+import "reflect-metadata";
+import { lexicographicSortSchema, printSchema, type GraphQLSchema } from "graphql";
+import { buildSchema, type PubSub } from "type-graphql";
+import { AccountResolver } from "../accounts/resolvers.js";
+import { AgentResolver } from "../agents/resolvers.js";
+
+/** Every capability's resolvers; a capability adds its resolver classes here. */
+export const resolvers = [AccountResolver, AgentResolver] as const;
+
+export async function buildGraphQLSchema(pubSub?: PubSub): Promise<GraphQLSchema> {
+  return buildSchema({
+    resolvers: [...resolvers] as unknown as [Function, ...Function[]],
+    validate: false,
+    pubSub,
+  });
+}
+
+/** The committed `schema.graphql` text: sorted, so the diff only shows real changes. */
+export function printSchemaFile(schema: GraphQLSchema): string {
+  return `# Generated from the type-graphql resolvers by \`npm run schema:write\`. Do not edit.\n\n${printSchema(lexicographicSortSchema(schema))}\n`;
+}

@@ -1,0 +1,90 @@
+import { createServer as createHttpServer, type Server } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import { readFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import express, { type Router } from "express";
+import { pinoHttp } from "pino-http";
+import { errorHandler, notFoundHandler } from "../errors/http.js";
+import { buildGraphQLSchema } from "../graphql/schema.js";
+import { mountGraphQL } from "../graphql/server.js";
+import { healthRoutes } from "../health/routes.js";
+import type { Runtime } from "../runtime/runtime.js";
+
+export interface ApiServer {
+  url: string;
+  port: number;
+  server: Server;
+  /** Graceful: stop accepting, let in-flight requests and streams finish (up to `drainMs`), then close. */
+  close(drainMs?: number): Promise<void>;
+}
+
+/** Capability routers mounted under the API; each capability owns its paths. */
+export type RouteModule = (runtime: Runtime) => Router;
+
+export async function startApi(runtime: Runtime, options: { port?: number; host?: string; routes?: RouteModule[] } = {}): Promise<ApiServer> {
+  const { config, log } = runtime;
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("trust proxy", config.trustProxy);
+  app.set("etag", false);
+
+  const server: Server = config.tls
+    ? createHttpsServer({ cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) }, app)
+    : createHttpServer(app);
+  server.keepAliveTimeout = 65_000;
+
+  app.use(runtime.metrics.middleware());
+  app.use(
+    pinoHttp({
+      logger: log,
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? "error" : res.statusCode >= 400 ? "info" : "debug"),
+      // Never log bodies or query strings: payloads and tokens live there.
+      serializers: {
+        req: (req: { method: string; url: string; headers: Record<string, unknown> }) => ({
+          method: req.method,
+          url: String(req.url).split("?")[0],
+          headers: req.headers,
+        }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+    }),
+  );
+  app.use(healthRoutes(runtime));
+  const schema = await buildGraphQLSchema();
+  const graphql = await mountGraphQL(runtime, schema, server);
+  app.use(graphql.router);
+  for (const route of options.routes ?? []) app.use(route(runtime));
+  app.use(notFoundHandler);
+  app.use(errorHandler(log));
+
+  const port = options.port ?? config.port;
+  const host = options.host ?? config.host;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const actualPort = (server.address() as AddressInfo).port;
+  const scheme = config.tls ? "https" : "http";
+  const displayHost = host === "0.0.0.0" || host === "::" ? "localhost" : host;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `${scheme}://${displayHost}:${actualPort}`,
+    port: actualPort,
+    server,
+    close(drainMs = 10_000) {
+      closing ??= (async () => {
+        const closed = new Promise<void>((r) => server.close(() => r()));
+        server.closeIdleConnections();
+        await graphql.close().catch(() => {});
+        const timer = setTimeout(() => server.closeAllConnections(), drainMs);
+        await closed;
+        clearTimeout(timer);
+      })();
+      return closing;
+    },
+  };
+}

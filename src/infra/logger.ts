@@ -1,0 +1,57 @@
+import { pino, type Logger } from "pino";
+
+export type { Logger };
+
+/**
+ * JSON logs. Credentials never reach a log line: known header and field names are redacted by
+ * path, and `scrubSecrets` masks token-shaped strings wherever they appear in messages.
+ */
+const REDACT_PATHS = [
+  "req.headers.authorization",
+  'req.headers["x-api-key"]',
+  'req.headers["x-trigger-secret"]',
+  'req.headers["x-service-signature"]',
+  'req.headers["webhook-signature"]',
+  'req.headers["idempotency-key"]',
+  "req.headers.cookie",
+  'res.headers["set-cookie"]',
+  "*.authorization",
+  "*.apiKey",
+  "*.api_key",
+  "*.token",
+  "*.adminToken",
+  "*.operatorToken",
+  "*.secret",
+  "*.password",
+  "*.key",
+  "*.payload",
+  "config.operatorToken",
+  "config.secretEncryptionKey",
+];
+
+const TOKEN_PATTERN = /\b(a2a|adm|opr)_[A-Za-z0-9]{8,}|\bwhsec_[A-Za-z0-9+/=]{8,}/g;
+
+export function scrubSecrets(text: string): string {
+  return text.replace(TOKEN_PATTERN, (m) => `${m.slice(0, 4)}[REDACTED]`);
+}
+
+export function createLogger(level: string, name = "agent-gateway"): Logger {
+  return pino({
+    name,
+    level,
+    redact: { paths: REDACT_PATHS, censor: "[REDACTED]" },
+    formatters: { level: (label) => ({ level: label }) },
+    hooks: {
+      logMethod(args, method) {
+        for (let i = 0; i < args.length; i++) {
+          const a = args[i];
+          if (typeof a === "string") args[i] = scrubSecrets(a);
+        }
+        return method.apply(this, args as Parameters<typeof method>);
+      },
+    },
+    serializers: {
+      err: (err: Error) => ({ type: err.name, message: scrubSecrets(err.message), stack: err.stack ? scrubSecrets(err.stack) : undefined }),
+    },
+  });
+}

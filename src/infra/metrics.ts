@@ -1,0 +1,52 @@
+import type { RequestHandler } from "express";
+import { Counter, Histogram, Registry, collectDefaultMetrics, Gauge } from "prom-client";
+
+/** Prometheus metrics (prom-client). One registry per process; the API serves it at /metrics. */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly httpRequests = new Counter({
+    name: "http_requests_total",
+    help: "HTTP requests by method, route and status",
+    labelNames: ["method", "route", "status"] as const,
+    registers: [this.registry],
+  });
+  readonly httpDuration = new Histogram({
+    name: "http_request_duration_seconds",
+    help: "HTTP request latency by method, route and status",
+    labelNames: ["method", "route", "status"] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+  readonly upstreamDuration = new Histogram({
+    name: "upstream_request_duration_seconds",
+    help: "Model provider latency by provider and outcome",
+    labelNames: ["provider", "outcome"] as const,
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers: [this.registry],
+  });
+  readonly jobsByStatus = new Gauge({
+    name: "jobs",
+    help: "Jobs by status (sampled at scrape time)",
+    labelNames: ["status"] as const,
+    registers: [this.registry],
+  });
+
+  constructor(collectDefaults = true) {
+    if (collectDefaults) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Labels requests by their route template (not the raw path), so ids do not explode cardinality. */
+  middleware(): RequestHandler {
+    return (req, res, next) => {
+      const end = this.httpDuration.startTimer();
+      res.once("finish", () => {
+        const routePath = (req.route as { path?: string } | undefined)?.path;
+        const route = routePath ? `${req.baseUrl}${routePath}` : req.baseUrl || "unmatched";
+        const labels = { method: req.method, route, status: String(res.statusCode) };
+        this.httpRequests.inc(labels);
+        end(labels);
+      });
+      next();
+    };
+  }
+}

@@ -1,0 +1,97 @@
+import pg from "pg";
+import type { Logger } from "./logger.js";
+
+type Handler = (payload: string) => void;
+
+/**
+ * Cross-instance events over PostgreSQL LISTEN/NOTIFY (job status, key revocation). One
+ * dedicated connection per process listens; it reconnects with backoff and re-LISTENs, so a
+ * database restart does not silently stop delivery.
+ */
+export class PgEvents {
+  private client: pg.Client | undefined;
+  private readonly handlers = new Map<string, Set<Handler>>();
+  private closed = false;
+  private connecting: Promise<void> | undefined;
+  private retryDelay = 250;
+
+  constructor(
+    private readonly databaseUrl: string,
+    private readonly pool: pg.Pool,
+    private readonly log: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.connect();
+  }
+
+  private connect(): Promise<void> {
+    this.connecting ??= (async () => {
+      const client = new pg.Client({ connectionString: this.databaseUrl });
+      client.on("notification", (msg) => {
+        for (const h of this.handlers.get(msg.channel) ?? []) {
+          try {
+            h(msg.payload ?? "");
+          } catch (err) {
+            this.log.error({ err, channel: msg.channel }, "event handler failed");
+          }
+        }
+      });
+      client.on("error", (err) => {
+        this.log.warn({ err }, "event listener connection lost; reconnecting");
+        this.reconnectSoon();
+      });
+      client.on("end", () => this.reconnectSoon());
+      await client.connect();
+      for (const channel of this.handlers.keys()) await client.query(`LISTEN ${quoteIdent(channel)}`);
+      this.client = client;
+      this.retryDelay = 250;
+    })().finally(() => {
+      this.connecting = undefined;
+    });
+    return this.connecting;
+  }
+
+  private reconnectSoon(): void {
+    if (this.closed) return;
+    const old = this.client;
+    this.client = undefined;
+    old?.removeAllListeners();
+    old?.end().catch(() => {});
+    const delay = this.retryDelay;
+    this.retryDelay = Math.min(this.retryDelay * 2, 5000);
+    setTimeout(() => {
+      if (!this.closed && !this.client) this.connect().catch(() => this.reconnectSoon());
+    }, delay).unref();
+  }
+
+  async subscribe(channel: string, handler: Handler): Promise<() => void> {
+    let set = this.handlers.get(channel);
+    if (!set) {
+      set = new Set();
+      this.handlers.set(channel, set);
+      if (this.client) await this.client.query(`LISTEN ${quoteIdent(channel)}`);
+    }
+    set.add(handler);
+    return () => set!.delete(handler);
+  }
+
+  async publish(channel: string, payload: string): Promise<void> {
+    await this.pool.query("select pg_notify($1, $2)", [channel, payload]);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      client.removeAllListeners();
+      client.on("error", () => {});
+      await client.end().catch(() => {});
+    }
+  }
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}

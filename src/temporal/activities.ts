@@ -1,0 +1,13 @@
+import type { Runtime } from "../runtime/runtime.js";
+
+/** Every activity the worker registers; capabilities add theirs here. */
+export function createActivities(runtime: Runtime) {
+  return {
+    async databaseTime(): Promise<string> {
+      const { rows } = await runtime.pool.query<{ now: Date }>("select now() as now");
+      return rows[0]!.now.toISOString();
+    },
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

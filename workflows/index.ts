@@ -1,0 +1,2 @@
+// Deterministic workflow code only: no I/O, no clocks, no randomness outside the workflow APIs.
+export { healthCheck } from "./health-check.js";
