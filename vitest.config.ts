@@ -1,6 +1,14 @@
+import { createRequire } from "node:module";
 import { defineConfig } from "vitest/config";
 
+const require = createRequire(import.meta.url);
+
 export default defineConfig({
+  resolve: {
+    // Node resolves `graphql` to its CJS build (type-graphql, Apollo load it that way); Vite would
+    // pick the ESM build for our files and graphql then rejects schemas "from another realm".
+    alias: [{ find: /^graphql$/, replacement: require.resolve("graphql") }],
+  },
   test: {
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
     globalSetup: ["./test/global-setup.ts"],

@@ -1,0 +1,90 @@
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import pg from "pg";
+import { createTestDatabase } from "../../test/helpers/db.js";
+import { startTestApp, type TestApp } from "../../test/helpers/app.js";
+import { gql } from "../../test/helpers/graphql.js";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+
+/** Runs the CLI exactly as `npm run -s admin -- …` does (same node flags, same entry). */
+function admin(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ["--enable-source-maps", "--import", "@swc-node/register/esm-register", "src/admin/cli.ts", ...args],
+      { cwd: root, env: { ...process.env, ...env }, timeout: 60_000 },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe("admin CLI", () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    env = { DATABASE_URL: db.url };
+  });
+  afterAll(async () => db?.drop());
+
+  it("create-account --json prints exactly one JSON object on stdout, and the token works", async () => {
+    const r = await admin(["create-account", "--name", "acme", "--balance", "10", "--json"], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim().split("\n")).toHaveLength(1);
+    const out = JSON.parse(r.stdout) as { accountId: string; adminToken: string };
+    expect(Object.keys(out).sort()).toEqual(["accountId", "adminToken"]);
+    expect(out.accountId).toMatch(/^acc_/);
+    expect(out.adminToken).toMatch(/^adm_[0-9A-Za-z]{43}$/);
+
+    const app: TestApp = await startTestApp({ databaseUrl: db.url });
+    try {
+      const me = await gql(app.url, out.adminToken, "{ me { id name balance } }");
+      expect(me.data).toEqual({ me: { id: out.accountId, name: "acme", balance: "10.000000" } });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("top-up and create-admin-token print their JSON objects; the ledger matches the balance", async () => {
+    const { accountId } = JSON.parse((await admin(["create-account", "--name", "globex", "--json"], env)).stdout);
+    const top = await admin(["top-up", "--account", accountId, "--amount", "2.5", "--json"], env);
+    expect(top.code).toBe(0);
+    expect(JSON.parse(top.stdout)).toEqual({ accountId, balance: "2.500000" });
+    const tok = await admin(["create-admin-token", "--account", accountId, "--json"], env);
+    expect(tok.code).toBe(0);
+    expect(Object.keys(JSON.parse(tok.stdout))).toEqual(["adminToken"]);
+
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    const { rows } = await client.query("select (select balance_micros from accounts where id = $1) as b, (select sum(amount_micros) from ledger_entries where account_id = $1) as l", [accountId]);
+    await client.end();
+    expect(String(rows[0].b)).toBe("2500000");
+    expect(String(rows[0].l)).toBe("2500000");
+  });
+
+  it("without --json prints a human sentence", async () => {
+    const r = await admin(["create-account", "--name", "initech"], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^Created account acc_\w+ \(initech\) with balance 0\.000000 USD\.\nAdmin token \(shown once\): adm_/);
+  });
+
+  it("bad input: a clear message on stderr, nothing on stdout, non-zero exit", async () => {
+    const cases: [string[], RegExp][] = [
+      [["create-account", "--json"], /--name is required/],
+      [["create-account", "--name", "x", "--balance=-5", "--json"], /--balance must be a decimal USD amount/],
+      [["create-account", "--name", "x", "--balance", "ten", "--json"], /--balance must be a decimal USD amount/],
+      [["top-up", "--account", "acc_nope", "--amount", "0", "--json"], /--amount must be greater than zero/],
+      [["top-up", "--account", "acc_nope", "--amount", "1", "--json"], /Account acc_nope not found/],
+      [["frobnicate"], /Unknown command "frobnicate"/],
+      [["create-account", "--name", "x", "--bogus"], /Unknown option '--bogus'/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await admin(args, env);
+      expect(r.code, args.join(" ")).not.toBe(0);
+      expect(r.stdout, args.join(" ")).toBe("");
+      expect(r.stderr, args.join(" ")).toMatch(message);
+    }
+  });
+});

@@ -1,0 +1,73 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "./config.js";
+
+const dev = { OPERATOR_TOKEN: "opr_" + "x".repeat(40), SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString("base64") };
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+describe("configuration", () => {
+  it("has defaults that work out of the box in development", () => {
+    const c = loadConfig(dev);
+    expect(c.port).toBe(3000);
+    expect(c.host).toBe("127.0.0.1");
+    expect(c.allowInsecureHttp).toBe(true);
+    expect(c.temporal).toMatchObject({ namespace: "default", taskQueue: "agent-gateway" });
+    expect(c.publicBaseUrl).toBe("http://127.0.0.1:3000");
+    expect(c.secretEncryptionKey.length).toBe(32);
+  });
+
+  it("names the variable and the bad value", () => {
+    expect(problems({ ...dev, PORT: "abc" })).toEqual([expect.stringMatching(/^PORT: .*\(got "abc"\)/)]);
+    expect(problems({ ...dev, PORT: "70000" })[0]).toMatch(/^PORT: must be between 0 and 65535/);
+    expect(problems({ ...dev, LOG_LEVEL: "loud" })[0]).toMatch(/^LOG_LEVEL:/);
+    expect(problems({ ...dev, DATABASE_URL: "mysql://x" })[0]).toMatch(/^DATABASE_URL: must be a URL/);
+    expect(problems({ ...dev, TEMPORAL_ADDRESS: "nope" })[0]).toMatch(/^TEMPORAL_ADDRESS: must be host:port/);
+    expect(problems({ ...dev, ALLOW_INSECURE_HTTP: "maybe" })[0]).toMatch(/^ALLOW_INSECURE_HTTP: must be true or false/);
+    expect(problems({ ...dev, MODEL_PRICES: "{not json" })[0]).toMatch(/^MODEL_PRICES: must be JSON/);
+  });
+
+  it("never echoes secret values in its messages", () => {
+    const [p] = problems({ ...dev, SECRET_ENCRYPTION_KEY: "c2hvcnQ=" });
+    expect(p).toMatch(/^SECRET_ENCRYPTION_KEY: must be 32 bytes/);
+    expect(p).not.toContain("c2hvcnQ=");
+    expect(problems({ ...dev, OPERATOR_TOKEN: "short-secret" })[0]).not.toContain("short-secret");
+  });
+
+  it("requires the production secrets and public URL when NODE_ENV=production", () => {
+    const p = problems({ NODE_ENV: "production" });
+    expect(p).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^OPERATOR_TOKEN: required/),
+        expect.stringMatching(/^SECRET_ENCRYPTION_KEY: required/),
+        expect.stringMatching(/^PUBLIC_BASE_URL: required/),
+      ]),
+    );
+  });
+
+  it("production defaults are strict: bind all interfaces, HTTPS required", () => {
+    const c = loadConfig({ ...dev, NODE_ENV: "production", PUBLIC_BASE_URL: "https://gw.example.com/", PROVIDER_A_API_KEY: "a", PROVIDER_B_API_KEY: "b" });
+    expect(c.host).toBe("0.0.0.0");
+    expect(c.allowInsecureHttp).toBe(false);
+    expect(c.publicBaseUrl).toBe("https://gw.example.com");
+  });
+
+  it("accepts hex or base64 keys, parses TRUST_PROXY and requires TLS files in pairs", () => {
+    expect(loadConfig({ ...dev, SECRET_ENCRYPTION_KEY: "ab".repeat(32) }).secretEncryptionKey.equals(Buffer.alloc(32, 0xab))).toBe(true);
+    expect(loadConfig({ ...dev, TRUST_PROXY: "1" }).trustProxy).toBe(1);
+    expect(loadConfig({ ...dev, TRUST_PROXY: "loopback, 10.0.0.0/8" }).trustProxy).toBe("loopback, 10.0.0.0/8");
+    expect(loadConfig({ ...dev, TRUST_PROXY: "true" }).trustProxy).toBe(true);
+    expect(problems({ ...dev, TLS_CERT_FILE: "/x.pem" })[0]).toMatch(/TLS_CERT_FILE and TLS_KEY_FILE/);
+  });
+
+  it("treats empty strings as unset (docker compose passes them for missing values)", () => {
+    expect(loadConfig({ ...dev, PORT: "", DATABASE_URL: "" }).port).toBe(3000);
+  });
+});
