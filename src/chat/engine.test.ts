@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "../../test/helpers/app.js";
+import { createAccount, gql } from "../../test/helpers/graphql.js";
+import { AppError } from "../errors/app-error.js";
+import { runChatTurn } from "./engine.js";
+
+describe("runChatTurn (engine for non-HTTP callers, simulator upstream)", () => {
+  let app: TestApp;
+  let accountId: string;
+  let agentId: string;
+  beforeAll(async () => {
+    app = await startTestApp();
+    const acc = await createAccount(app.url, app.operatorToken, "engine", "1");
+    accountId = acc.accountId;
+    const r = await gql(app.url, acc.adminToken, `mutation { createAgent(input: { name: "e", instructions: "Be brief." }) { id } }`);
+    agentId = r.data!.createAgent.id;
+  });
+  afterAll(async () => app?.close());
+
+  it("answers, stores the thread, continues it and bills the account (ledger sum = balance)", async () => {
+    const first = await runChatTurn(app.runtime, { accountId, agentId, messages: [{ role: "user", content: "hello" }], maxTokens: 100 });
+    expect(first.threadId).toMatch(/^thr_/);
+    expect(first.content).toContain("hello");
+    expect(first.costMicros).toBeGreaterThan(0);
+    const second = await runChatTurn(app.runtime, { accountId, agentId, threadId: first.threadId, messages: [{ role: "user", content: "again" }] });
+    expect(second.threadId).toBe(first.threadId);
+    const { rows } = await app.runtime.pool.query("select role, content, seq from messages where thread_id = $1 order by seq", [first.threadId]);
+    expect(rows.map((r) => r.role)).toEqual(["user", "assistant", "user", "assistant"]);
+    expect(rows[2].content).toBe("again");
+    const bal = await app.runtime.pool.query(
+      "select balance_micros as b, (select sum(amount_micros) from ledger_entries where account_id = $1)::bigint as s from accounts where id = $1",
+      [accountId],
+    );
+    expect(Number(bal.rows[0].b)).toBe(Number(bal.rows[0].s));
+    expect(Number(bal.rows[0].b)).toBe(1_000_000 - first.costMicros - second.costMicros);
+  });
+
+  it("throws thread_not_found for an unknown thread and insufficient_balance at zero balance", async () => {
+    await expect(runChatTurn(app.runtime, { accountId, agentId, threadId: "thr_nope", messages: [{ role: "user", content: "x" }] })).rejects.toMatchObject({
+      code: "thread_not_found",
+    });
+    await app.runtime.pool.query("insert into ledger_entries (account_id, amount_micros, kind, reference) select id, -balance_micros, 'charge', 'test' from accounts where id = $1", [accountId]);
+    await app.runtime.pool.query("update accounts set balance_micros = 0 where id = $1", [accountId]);
+    const err = await runChatTurn(app.runtime, { accountId, agentId, messages: [{ role: "user", content: "x" }] }).catch((e) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect(err.code).toBe("insufficient_balance");
+  });
+});

@@ -1,0 +1,219 @@
+import { AppError } from "../errors/app-error.js";
+import { newId, randomBase62 } from "../infra/ids.js";
+import { holdMicros, costMicros, priceFor } from "../billing/prices.js";
+import { placeHold, settleHold } from "../billing/ledger.js";
+import { callModel, ClientAborted, type ChatMessage, type FinishReason } from "../providers/index.js";
+import { SUPPORTED_MODELS, isSupportedModel } from "../providers/models.js";
+import { finishTurn, leaseThread, openThreadWithHold } from "../threads/store.js";
+import type { Runtime } from "../runtime/runtime.js";
+
+/**
+ * One chat turn, independent of HTTP: model choice, thread lease and history, hold, upstream
+ * call, then save + settle. Used by the chat route (with streaming hooks) and by webhook runs
+ * (`runChatTurn`).
+ */
+
+export interface AgentInfo {
+  id: string;
+  accountId: string;
+  instructions: string;
+  defaultModel: string;
+  allowedModels: string[] | null;
+}
+
+export interface TurnInput {
+  agent: AgentInfo;
+  threadId?: string | null;
+  model?: string | null;
+  messages: ChatMessage[];
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  stop?: string[];
+  /** The API key the call came with: the hold re-checks it exists (exact revocation). */
+  keyId?: string;
+}
+
+export interface TurnHooks {
+  stream?: boolean;
+  /** Called once the turn is accepted (thread leased, hold placed), before the upstream call. */
+  onStart?: (info: { threadId: string; model: string }) => void;
+  onDelta?: (text: string) => void;
+  signal?: AbortSignal;
+}
+
+export interface TurnResult {
+  id: string;
+  threadId: string;
+  model: string;
+  content: string;
+  finishReason: FinishReason;
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  costMicros: number;
+  /** True when the client went away mid-answer (the partial answer was saved and billed). */
+  aborted: boolean;
+}
+
+export function chooseModel(agent: AgentInfo, requested: string | null | undefined): string {
+  const model = requested ?? agent.defaultModel;
+  if (!isSupportedModel(model)) {
+    throw new AppError("model_not_found", `The model \`${model}\` does not exist; supported models: ${SUPPORTED_MODELS.join(", ")}`, { param: "model" });
+  }
+  if (agent.allowedModels && !agent.allowedModels.includes(model)) {
+    throw new AppError("model_not_found", `The model \`${model}\` is not allowed for this agent; allowed: ${agent.allowedModels.join(", ")}`, { param: "model" });
+  }
+  return model;
+}
+
+export async function loadAgent(runtime: Runtime, accountId: string, agentId: string): Promise<AgentInfo> {
+  const { rows } = await runtime.pool.query<{ instructions: string; default_model: string; allowed_models: string[] | null }>(
+    "select instructions, default_model, allowed_models from agents where id = $1 and account_id = $2",
+    [agentId, accountId],
+  );
+  const row = rows[0];
+  if (!row) throw new AppError("not_found", `Agent ${agentId} not found`);
+  return { id: agentId, accountId, instructions: row.instructions, defaultModel: row.default_model, allowedModels: row.allowed_models };
+}
+
+async function refusal(runtime: Runtime, accountId: string, keyId: string | undefined): Promise<AppError> {
+  if (keyId) {
+    const { rowCount } = await runtime.pool.query("select 1 from api_keys where id = $1", [keyId]);
+    if (!rowCount) return new AppError("invalid_api_key", "Invalid API key");
+  }
+  void accountId;
+  return new AppError("insufficient_balance", "Insufficient balance: top up the account to continue");
+}
+
+export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: TurnHooks = {}): Promise<TurnResult> {
+  const { config, pool } = runtime;
+  const { agent } = input;
+  const model = chooseModel(agent, input.model);
+  const maxTokens = input.maxTokens ?? config.providers.defaultMaxOutputTokens;
+  const price = priceFor(config, model);
+  const id = `chatcmpl-${randomBase62(18)}`;
+  const leaseMs = config.providers.timeoutMs * (config.providers.maxRetries + 1) + 60_000;
+  const system: ChatMessage[] = agent.instructions ? [{ role: "system", content: agent.instructions }] : [];
+
+  let threadId: string;
+  let baseSeq = 0;
+  let upstreamMessages: ChatMessage[];
+  let hold: number;
+  if (input.threadId) {
+    threadId = input.threadId;
+    const leased = await leaseThread(pool, { threadId, accountId: agent.accountId, agentId: agent.id, leaseMs });
+    baseSeq = leased.messageCount;
+    upstreamMessages = [...system, ...leased.history, ...input.messages];
+    hold = holdMicros(price, upstreamMessages, maxTokens);
+    let held = false;
+    try {
+      held = await placeHold(pool, agent.accountId, hold, id, input.keyId);
+    } finally {
+      if (!held) await pool.query("update threads set busy_until = null where id = $1", [threadId]).catch(() => {});
+    }
+    if (!held) throw await refusal(runtime, agent.accountId, input.keyId);
+  } else {
+    threadId = newId("thr");
+    upstreamMessages = [...system, ...input.messages];
+    hold = holdMicros(price, upstreamMessages, maxTokens);
+    const held = await openThreadWithHold(pool, { threadId, accountId: agent.accountId, agentId: agent.id, hold, reference: id, keyId: input.keyId, leaseMs });
+    if (!held) throw await refusal(runtime, agent.accountId, input.keyId);
+  }
+
+  const progress = { text: "", emitted: false } as { text: string; emitted: boolean; promptTokens?: number; completionTokens?: number };
+  let content = "";
+  let finishReason: FinishReason = "stop";
+  let promptTokens: number;
+  let completionTokens: number;
+  let aborted = false;
+  try {
+    hooks.onStart?.({ threadId, model });
+    const result = await callModel(
+      config,
+      runtime.metrics,
+      { model, messages: upstreamMessages, maxTokens, temperature: input.temperature, topP: input.topP, stop: input.stop },
+      { stream: hooks.stream ?? false, onDelta: hooks.onDelta, signal: hooks.signal, progress },
+    );
+    content = result.content;
+    finishReason = result.finishReason;
+    promptTokens = result.usage.promptTokens;
+    completionTokens = result.usage.completionTokens;
+  } catch (err) {
+    if (!(err instanceof ClientAborted) || progress.text.length === 0) {
+      // Nothing was produced: hand the whole hold back and free the thread; store nothing.
+      await finishTurn(pool, { threadId, accountId: agent.accountId, baseSeq, messages: [], release: hold, reference: id }).catch((e) =>
+        runtime.log.error({ err: e, threadId }, "failed to release a turn"),
+      );
+      throw err;
+    }
+    // The client went away mid-answer: what was produced is saved and billed.
+    aborted = true;
+    content = progress.text;
+    promptTokens = progress.promptTokens ?? Math.ceil(upstreamMessages.reduce((n, m) => n + m.content.length, 0) / 4);
+    completionTokens = Math.max(progress.completionTokens ?? 0, Math.ceil(content.length / 4));
+  }
+
+  const cost = costMicros(price, promptTokens, completionTokens);
+  let charged = cost;
+  let release = hold - cost;
+  if (release < 0) {
+    charged = await settleHold(pool, agent.accountId, hold, cost, id);
+    release = 0;
+  }
+  await finishTurn(pool, {
+    threadId,
+    accountId: agent.accountId,
+    baseSeq,
+    messages: [...input.messages, { role: "assistant", content }],
+    release,
+    reference: id,
+  });
+  return {
+    id,
+    threadId,
+    model,
+    content,
+    finishReason,
+    usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+    costMicros: charged,
+    aborted,
+  };
+}
+
+/**
+ * For non-HTTP callers (webhook runs, scripts' ctx.chat): providers + billing + thread
+ * persistence, no rate limiting. Throws AppError insufficient_balance, thread_*, model_not_found,
+ * upstream_*.
+ */
+export async function runChatTurn(
+  runtime: Runtime,
+  req: {
+    accountId: string;
+    agentId: string;
+    threadId?: string | null;
+    model?: string | null;
+    messages: { role: "system" | "user" | "assistant"; content: string }[];
+    maxTokens?: number;
+  },
+): Promise<{
+  threadId: string;
+  content: string;
+  model: string;
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  costMicros: number;
+  finishReason: string;
+}> {
+  if (!Array.isArray(req.messages) || req.messages.length === 0) {
+    throw new AppError("invalid_request_error", "messages must be a non-empty array", { param: "messages" });
+  }
+  for (const [i, m] of req.messages.entries()) {
+    if (!["system", "user", "assistant"].includes(m?.role) || typeof m?.content !== "string") {
+      throw new AppError("invalid_request_error", `messages[${i}] must have role system, user or assistant and string content`, { param: `messages[${i}]` });
+    }
+  }
+  if (req.maxTokens !== undefined && (!Number.isInteger(req.maxTokens) || req.maxTokens < 1)) {
+    throw new AppError("invalid_request_error", "maxTokens must be a positive integer", { param: "maxTokens" });
+  }
+  const agent = await loadAgent(runtime, req.accountId, req.agentId);
+  const r = await executeTurn(runtime, { agent, threadId: req.threadId, model: req.model, messages: req.messages, maxTokens: req.maxTokens });
+  return { threadId: r.threadId, content: r.content, model: r.model, usage: r.usage, costMicros: r.costMicros, finishReason: r.finishReason };
+}

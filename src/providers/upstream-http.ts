@@ -1,0 +1,146 @@
+import { AppError } from "../errors/app-error.js";
+
+/**
+ * The upstream HTTP call: bounded retries with backoff for connect errors, 429 and 5xx, a
+ * per-attempt timeout, and mapping of what is left to 502/503/504. Retrying is only safe before
+ * anything reached the client, so `canRetry()` is asked before each new attempt.
+ */
+export interface UpstreamCall {
+  provider: string;
+  url: string;
+  headers: Record<string, string>;
+  body: unknown;
+  timeoutMs: number;
+  maxRetries: number;
+  signal?: AbortSignal;
+  /** Called with a successful response; its errors are final unless retryable and `canRetry()`. */
+  handle: (res: Response, signal: AbortSignal) => Promise<void>;
+  canRetry: () => boolean;
+  observe?: (outcome: string, seconds: number) => void;
+}
+
+class RetryableStatus extends Error {
+  constructor(
+    readonly status: number,
+    readonly retryAfterMs: number | undefined,
+  ) {
+    super(`upstream answered ${status}`);
+  }
+}
+
+export class ClientAborted extends Error {
+  constructor() {
+    super("client aborted");
+    this.name = "ClientAborted";
+  }
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(t);
+        reject(new ClientAborted());
+      },
+      { once: true },
+    );
+  });
+
+function retryAfter(res: Response): number | undefined {
+  const v = res.headers.get("retry-after");
+  if (!v) return undefined;
+  const s = Number(v);
+  return Number.isFinite(s) ? s * 1000 : undefined;
+}
+
+export async function callUpstream(call: UpstreamCall): Promise<void> {
+  let lastError: AppError | undefined;
+  for (let attempt = 0; attempt <= call.maxRetries; attempt++) {
+    if (attempt > 0) {
+      if (!call.canRetry()) break;
+      const base = Math.min(2000, 100 * 2 ** (attempt - 1));
+      await sleep(base / 2 + Math.random() * base, call.signal);
+    }
+    if (call.signal?.aborted) throw new ClientAborted();
+    const timeout = AbortSignal.timeout(call.timeoutMs);
+    const signal = call.signal ? AbortSignal.any([call.signal, timeout]) : timeout;
+    const started = performance.now();
+    const observe = (outcome: string) => call.observe?.(outcome, (performance.now() - started) / 1000);
+    try {
+      const res = await fetch(call.url, { method: "POST", headers: { "content-type": "application/json", ...call.headers }, body: JSON.stringify(call.body), signal });
+      if (res.status === 429 || res.status >= 500) {
+        await res.body?.cancel().catch(() => {});
+        throw new RetryableStatus(res.status, retryAfter(res));
+      }
+      if (!res.ok) {
+        await res.body?.cancel().catch(() => {});
+        observe("error");
+        // A 4xx from upstream is our request's fault or a config problem: not retryable, and its
+        // body (which may echo the prompt) is not passed on.
+        throw new AppError("upstream_error", `The ${call.provider} upstream rejected the request (HTTP ${res.status})`, { details: { upstream_status: res.status } });
+      }
+      await call.handle(res, signal);
+      observe("ok");
+      return;
+    } catch (err) {
+      if (call.signal?.aborted) {
+        observe("client_abort");
+        throw new ClientAborted();
+      }
+      if (err instanceof AppError) throw err;
+      if (timeout.aborted) {
+        observe("timeout");
+        lastError = new AppError("upstream_timeout", `The ${call.provider} upstream did not answer within ${call.timeoutMs} ms`);
+      } else if (err instanceof RetryableStatus) {
+        observe(String(err.status));
+        lastError =
+          err.status === 429 || err.status === 503
+            ? new AppError("upstream_unavailable", `The ${call.provider} upstream is overloaded or rate limited (HTTP ${err.status})`)
+            : new AppError("upstream_error", `The ${call.provider} upstream failed (HTTP ${err.status})`);
+        if (err.retryAfterMs !== undefined && err.retryAfterMs > 5000) break; // not worth waiting for
+      } else {
+        observe("connect_error");
+        lastError = new AppError("upstream_unavailable", `The ${call.provider} upstream is unreachable`);
+      }
+    }
+  }
+  throw lastError ?? new AppError("upstream_error", `The ${call.provider} upstream failed`);
+}
+
+/** Server-Sent Events from a fetch body: yields `{ event, data }` per event. */
+export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<{ event: string | undefined; data: string }> {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let sep: RegExpExecArray | null;
+    while ((sep = /\r?\n\r?\n/.exec(buffer))) {
+      const raw = buffer.slice(0, sep.index);
+      buffer = buffer.slice(sep.index + sep[0].length);
+      const parsed = parseEvent(raw);
+      if (parsed) yield parsed;
+    }
+  }
+  const tail = parseEvent(buffer + decoder.decode());
+  if (tail) yield tail;
+}
+
+function parseEvent(raw: string): { event: string | undefined; data: string } | undefined {
+  let event: string | undefined;
+  const data: string[] = [];
+  for (const line of raw.split(/\r?\n/)) {
+    if (line.startsWith("event:")) event = line.slice(6).trim();
+    else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+  }
+  return data.length ? { event, data: data.join("\n") } : undefined;
+}
+
+export function parseJson(text: string, provider: string): any {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new AppError("upstream_error", `The ${provider} upstream sent malformed JSON`);
+  }
+}

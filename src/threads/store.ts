@@ -1,0 +1,79 @@
+import type pg from "pg";
+import { AppError } from "../errors/app-error.js";
+import type { ChatMessage } from "../providers/types.js";
+
+/**
+ * Thread persistence for the chat hot path, in hand-written SQL (one round trip per step).
+ * A turn holds the thread's `busy_until` lease from start to save; a second turn meanwhile gets
+ * 409, and a lease left by a crashed instance simply expires.
+ */
+
+/**
+ * Opens a new thread together with the hold, in one statement: no thread is created for a
+ * request that is refused for balance (or a key deleted a moment ago).
+ */
+export async function openThreadWithHold(
+  pool: pg.Pool,
+  a: { threadId: string; accountId: string; agentId: string; hold: number; reference: string; keyId?: string; leaseMs: number },
+): Promise<boolean> {
+  const { rows } = await pool.query<{ ok: boolean }>(
+    `with h as (update accounts set balance_micros = balance_micros - $2
+                 where id = $1 and balance_micros >= $2 and ($4::text is null or exists (select 1 from api_keys where id = $4)) returning id),
+          l as (insert into ledger_entries (account_id, amount_micros, kind, reference, created_at) select $1, -$2::bigint, 'hold', $3, now() from h),
+          t as (insert into threads (id, account_id, agent_id, busy_until, message_count, created_at, updated_at)
+                select $5, $1, $6, now() + make_interval(secs => $7::double precision / 1000), 0, now(), now() from h)
+     select exists (select 1 from h) as ok`,
+    [a.accountId, a.hold, a.reference, a.keyId ?? null, a.threadId, a.agentId, a.leaseMs],
+  );
+  return rows[0]!.ok;
+}
+
+/** Takes the lease on an existing thread of this agent and reads its history, in one round trip. */
+export async function leaseThread(
+  pool: pg.Pool,
+  a: { threadId: string; accountId: string; agentId: string; leaseMs: number },
+): Promise<{ messageCount: number; history: ChatMessage[] }> {
+  const { rows } = await pool.query<{ message_count: number; role: string | null; content: string | null }>(
+    `with l as (update threads set busy_until = now() + make_interval(secs => $4::double precision / 1000)
+                 where id = $1 and account_id = $2 and agent_id = $3 and (busy_until is null or busy_until < now())
+                 returning id, message_count)
+     select l.message_count, m.role, m.content from l left join messages m on m.thread_id = l.id order by m.seq`,
+    [a.threadId, a.accountId, a.agentId, a.leaseMs],
+  );
+  if (rows.length === 0) {
+    const exists = await pool.query("select 1 from threads where id = $1 and account_id = $2 and agent_id = $3", [a.threadId, a.accountId, a.agentId]);
+    if (exists.rowCount) throw new AppError("thread_busy", "Another turn on this thread is still in progress; retry when it has finished", { param: "thread_id" });
+    throw new AppError("thread_not_found", `Thread ${a.threadId} not found`, { param: "thread_id" });
+  }
+  const history: ChatMessage[] = [];
+  for (const r of rows) if (r.role !== null) history.push({ role: r.role as ChatMessage["role"], content: r.content ?? "" });
+  return { messageCount: rows[0]!.message_count, history };
+}
+
+/**
+ * Ends a turn: appends the messages (in order, after `baseSeq`), releases the lease and credits
+ * back `release` micro-USD of the hold, all in one statement so a crash cannot keep one without
+ * the other.
+ */
+export async function finishTurn(
+  pool: pg.Pool,
+  a: { threadId: string; accountId: string; baseSeq: number; messages: ChatMessage[]; release: number; reference: string },
+): Promise<void> {
+  await pool.query(
+    `with r as (update accounts set balance_micros = balance_micros + $2 where id = $1 and $2::bigint > 0 returning id),
+          l as (insert into ledger_entries (account_id, amount_micros, kind, reference, created_at) select $1, $2::bigint, 'hold_release', $3, now() from r),
+          m as (insert into messages (thread_id, seq, role, content, created_at)
+                select $4, $5::int + x.ord::int, x.role, x.content, now() from unnest($6::text[], $7::text[]) with ordinality as x(role, content, ord))
+     update threads set busy_until = null, message_count = message_count + $8, updated_at = now() where id = $4`,
+    [
+      a.accountId,
+      a.release,
+      a.reference,
+      a.threadId,
+      a.baseSeq,
+      a.messages.map((m) => m.role),
+      a.messages.map((m) => m.content),
+      a.messages.length,
+    ],
+  );
+}
