@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "./config.js";
+import { readFileSync } from "node:fs";
+import { CONFIG_VARIABLES, ConfigError, loadConfig } from "./config.js";
 
 const dev = { OPERATOR_TOKEN: "opr_" + "x".repeat(40), SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString("base64") };
 
@@ -69,5 +70,29 @@ describe("configuration", () => {
 
   it("treats empty strings as unset (docker compose passes them for missing values)", () => {
     expect(loadConfig({ ...dev, PORT: "", DATABASE_URL: "" }).port).toBe(3000);
+  });
+});
+
+describe("configuration surface", () => {
+  const root = new URL("../../", import.meta.url);
+  const read = (f: string) => readFileSync(new URL(f, root), "utf8");
+
+  it("reads every variable DESIGN.md §10 names", () => {
+    const design = ["PORT", "HOST", "DATA_DIR", "DATABASE_URL", "TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "TEMPORAL_TASK_QUEUE", "TEMPORAL_CLI_PATH", "OPERATOR_TOKEN", "SECRET_ENCRYPTION_KEY", "PUBLIC_BASE_URL", "ALLOW_INSECURE_HTTP", "TRUST_PROXY", "TLS_CERT_FILE", "TLS_KEY_FILE", "PROVIDER_A_BASE_URL", "PROVIDER_A_API_KEY", "PROVIDER_B_BASE_URL", "PROVIDER_B_API_KEY", "LOG_LEVEL"];
+    for (const v of design) expect(CONFIG_VARIABLES, v).toContain(v);
+  });
+
+  it("docker-compose.yml sets only variables the configuration module knows", () => {
+    const compose = read("docker-compose.yml");
+    const appBlock = compose.slice(compose.indexOf("x-app:"), compose.indexOf("\nservices:"));
+    const apiBlock = compose.slice(compose.indexOf("\n  api:"), compose.indexOf("\n  worker:"));
+    const keys = [...(appBlock + apiBlock).matchAll(/^\s{4,6}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1]!);
+    expect(keys.length).toBeGreaterThan(10);
+    for (const k of keys) expect(CONFIG_VARIABLES, `${k} in docker-compose.yml`).toContain(k);
+  });
+
+  it("the README's configuration table documents every variable", () => {
+    const readme = read("README.md");
+    for (const v of CONFIG_VARIABLES) expect(readme, v).toContain(`\`${v}\``);
   });
 });

@@ -125,6 +125,9 @@ const envSchema = z.object({
 
 type Env = z.infer<typeof envSchema>;
 
+/** Every environment variable the configuration reads (docs and docker-compose are checked against it). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(envSchema.shape);
+
 export interface Config {
   env: "development" | "production" | "test";
   isProduction: boolean;
