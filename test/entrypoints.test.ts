@@ -1,0 +1,103 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { inject } from "vitest";
+import { Client, Connection } from "@temporalio/client";
+import { createTestDatabase } from "./helpers/db.js";
+import { freePort } from "../src/dev/free-port.js";
+import { randomBase62 } from "../src/infra/ids.js";
+
+/**
+ * The production entry points as separate processes (`npm run serve`, `npm run worker`): they
+ * start against DATABASE_URL and TEMPORAL_ADDRESS, serve, run workflows, and stop cleanly on
+ * SIGTERM. Runs the compiled `dist/` when it exists (CI builds first), else the sources.
+ */
+const root = fileURLToPath(new URL("..", import.meta.url));
+const fromDist = existsSync(`${root}/dist/src/entry/serve.js`);
+const entry = (name: string) => (fromDist ? [`dist/src/entry/${name}.js`] : ["--import", "@swc-node/register/esm-register", `src/entry/${name}.ts`]);
+
+interface Proc {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function run(name: string, env: Record<string, string>): Proc {
+  let out = "";
+  const child = spawn(process.execPath, ["--enable-source-maps", ...entry(name)], { cwd: root, env: { PATH: process.env.PATH!, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
+  return { child, output: () => out, exited: new Promise((r) => child.once("exit", (code) => r(code))) };
+}
+
+async function until(check: () => Promise<boolean> | boolean, what: string, ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe("production entry points", () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let env: Record<string, string>;
+  const procs: Proc[] = [];
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    env = {
+      NODE_ENV: "production",
+      DATABASE_URL: db.url,
+      TEMPORAL_ADDRESS: inject("temporalAddress"),
+      TEMPORAL_TASK_QUEUE: `entry-${randomBase62(6)}`,
+      OPERATOR_TOKEN: `opr_${randomBase62(32)}`,
+      SECRET_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
+      PUBLIC_BASE_URL: "https://gateway.test",
+      PROVIDER_A_API_KEY: "test-a",
+      PROVIDER_B_API_KEY: "test-b",
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "info",
+    };
+  });
+  afterAll(async () => {
+    for (const p of procs) if (p.child.exitCode === null) p.child.kill("SIGKILL");
+    await db?.drop();
+  });
+
+  it("refuse to start without their configuration, naming what is missing", async () => {
+    const p = run("serve", { NODE_ENV: "production" });
+    expect(await p.exited).toBe(1);
+    expect(p.output()).toMatch(/OPERATOR_TOKEN: required/);
+    expect(p.output()).toMatch(/PUBLIC_BASE_URL: required/);
+    expect(p.output()).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  it("serve answers /readyz, worker runs workflows, both stop cleanly on SIGTERM", async () => {
+    const port = await freePort();
+    const api = run("serve", { ...env, PORT: String(port) });
+    const worker = run("worker", env);
+    procs.push(api, worker);
+    await until(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200, "serve /readyz");
+    await until(() => worker.output().includes("worker polling"), "worker polling");
+
+    const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS });
+    try {
+      const client = new Client({ connection });
+      const result = await client.workflow.execute("healthCheck", { taskQueue: env.TEMPORAL_TASK_QUEUE!, workflowId: `entry-${Date.now()}`, args: ["via npm run worker"] });
+      expect(result).toMatchObject({ label: "via npm run worker" });
+    } finally {
+      await connection.close();
+    }
+
+    api.child.kill("SIGTERM");
+    worker.child.kill("SIGTERM");
+    expect(await api.exited).toBe(0);
+    expect(await worker.exited).toBe(0);
+    // Logs are JSON lines and never carry the operator token.
+    const lines = api.output().trim().split("\n").filter((l) => l.startsWith("{"));
+    expect(lines.length).toBeGreaterThan(0);
+    expect(api.output()).not.toContain(env.OPERATOR_TOKEN);
+  });
+});
