@@ -3,9 +3,11 @@ import { lexicographicSortSchema, printSchema, type GraphQLSchema } from "graphq
 import { buildSchema, type PubSub } from "type-graphql";
 import { AccountResolver } from "../accounts/resolvers.js";
 import { AgentResolver } from "../agents/resolvers.js";
+import { AgentApiKeysResolver, ApiKeyResolver } from "../keys/resolvers.js";
+import { ThreadResolver } from "../threads/resolvers.js";
 
 /** Every capability's resolvers; a capability adds its resolver classes here. */
-export const resolvers = [AccountResolver, AgentResolver] as const;
+export const resolvers = [AccountResolver, AgentResolver, ApiKeyResolver, AgentApiKeysResolver, ThreadResolver] as const;
 
 export async function buildGraphQLSchema(pubSub?: PubSub): Promise<GraphQLSchema> {
   return buildSchema({

@@ -1,4 +1,5 @@
 import type { RouteModule } from "./server.js";
+import { chatRoutes } from "../chat/routes.js";
 
 /** The REST capabilities the API serves, in mount order. */
-export const apiRoutes: RouteModule[] = [];
+export const apiRoutes: RouteModule[] = [chatRoutes];

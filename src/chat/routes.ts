@@ -1,0 +1,156 @@
+import express, { type ErrorRequestHandler } from "express";
+import { AppError } from "../errors/app-error.js";
+import { errorBody } from "../errors/http.js";
+import { KeyAuthenticator } from "../keys/auth.js";
+import { SUPPORTED_MODELS } from "../providers/models.js";
+import type { RouteModule } from "../http/server.js";
+import { executeTurn, type TurnResult } from "./engine.js";
+import { KeyRateLimiter, rateLimitHeaders } from "./rate-limit.js";
+import { parseChatRequest } from "./request.js";
+
+/** The OpenAI-compatible facade: POST /api/v1/chat/completions, GET /api/v1/models. */
+
+const MODELS_CREATED = 1_735_689_600; // fixed, so the list is stable across instances
+
+function modelObject(id: string) {
+  return { id, object: "model", created: MODELS_CREATED, owned_by: id.slice(0, id.indexOf("/")) };
+}
+
+function usageOf(r: TurnResult) {
+  return r.usage;
+}
+
+export const chatRoutes: RouteModule = (runtime) => {
+  const router = express.Router();
+  const keys = new KeyAuthenticator(runtime);
+  const limiter = new KeyRateLimiter(runtime);
+  const sweep = setInterval(() => limiter.sweep().catch(() => {}), 10 * 60_000);
+  sweep.unref();
+
+  const auth = (req: express.Request) => keys.authenticate(req.get("authorization"), req.get("x-api-key"));
+
+  router.get("/api/v1/models", async (req, res) => {
+    await auth(req);
+    res.json({ object: "list", data: SUPPORTED_MODELS.map(modelObject) });
+  });
+
+  router.get("/api/v1/models/*id", async (req, res) => {
+    await auth(req);
+    const raw = (req.params as Record<string, string | string[]>).id;
+    const id = Array.isArray(raw) ? raw.join("/") : String(raw ?? "");
+    if (!(SUPPORTED_MODELS as readonly string[]).includes(id)) throw new AppError("model_not_found", `The model \`${id}\` does not exist`, { param: "model" });
+    res.json(modelObject(id));
+  });
+
+  router.post(
+    "/api/v1/chat/completions",
+    express.json({ limit: "4mb", type: () => true }),
+    async (req, res) => {
+      const principal = await auth(req);
+      const rl = await limiter.consume(principal.keyId, principal.rateLimitPerMinute);
+      for (const [k, v] of Object.entries(rateLimitHeaders(rl))) res.setHeader(k, v);
+      const chat = parseChatRequest(req.body);
+      const created = Math.floor(Date.now() / 1000);
+      const input = {
+        agent: principal.agent,
+        keyId: principal.keyId,
+        threadId: chat.threadId,
+        model: chat.model,
+        messages: chat.messages,
+        maxTokens: chat.maxTokens,
+        temperature: chat.temperature,
+        topP: chat.topP,
+        stop: chat.stop,
+      };
+
+      if (!chat.stream) {
+        const r = await executeTurn(runtime, input);
+        res.json({
+          id: r.id,
+          object: "chat.completion",
+          created,
+          model: r.model,
+          choices: [{ index: 0, message: { role: "assistant", content: r.content, refusal: null }, logprobs: null, finish_reason: r.finishReason }],
+          usage: usageOf(r),
+          system_fingerprint: null,
+          thread_id: r.threadId,
+        });
+        return;
+      }
+
+      const abort = new AbortController();
+      res.on("close", () => {
+        if (!res.writableFinished) abort.abort();
+      });
+      let id = "";
+      let threadId = "";
+      let model = chat.model ?? principal.agent.defaultModel;
+      let open = false;
+      const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) =>
+        `data: ${JSON.stringify({
+          id,
+          object: "chat.completion.chunk",
+          created,
+          model,
+          system_fingerprint: null,
+          choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+          ...(chat.includeUsage ? { usage: null } : {}),
+          thread_id: threadId,
+          ...extra,
+        })}\n\n`;
+      // Headers go out with the first token, so an upstream failure before it still gets a real
+      // HTTP status (and the SDK's typed error) instead of a broken 200 stream.
+      const openStream = () => {
+        if (open || res.destroyed) return;
+        open = true;
+        res.status(200);
+        res.setHeader("content-type", "text/event-stream; charset=utf-8");
+        res.setHeader("cache-control", "no-cache");
+        res.setHeader("connection", "keep-alive");
+        res.setHeader("x-accel-buffering", "no");
+        res.flushHeaders();
+        res.write(chunk({ role: "assistant", content: "" }, null));
+      };
+      try {
+        const r = await executeTurn(runtime, input, {
+          stream: true,
+          signal: abort.signal,
+          onStart: (info) => {
+            threadId = info.threadId;
+            model = info.model;
+          },
+          onDelta: (text) => {
+            openStream();
+            if (!res.destroyed) res.write(chunk({ content: text }, null));
+          },
+        });
+        id = r.id;
+        if (r.aborted || res.destroyed) return;
+        openStream();
+        res.write(chunk({}, r.finishReason));
+        if (chat.includeUsage) {
+          res.write(
+            `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, system_fingerprint: null, choices: [], usage: usageOf(r), thread_id: threadId })}\n\n`,
+          );
+        }
+        res.end("data: [DONE]\n\n");
+      } catch (err) {
+        if (!open) throw err;
+        // Mid-stream failure: the status is already 200; tell the client in-band, as OpenAI does.
+        const appError = err instanceof AppError ? err : new AppError("upstream_error", "The upstream stream failed");
+        if (!res.destroyed) res.end(`data: ${JSON.stringify(errorBody(appError, true))}\n\n`);
+      }
+    },
+  );
+
+  // Body-parser failures on this surface answer 400 in the OpenAI envelope (never 413/500 HTML).
+  const bodyErrors: ErrorRequestHandler = (err, _req, _res, next) => {
+    const type = (err as { type?: string })?.type;
+    if (type === "entity.too.large") return next(new AppError("invalid_request_error", "Request body is too large (limit 4 MB)", { param: "body" }));
+    if (type === "entity.parse.failed") return next(new AppError("invalid_request_error", "Request body is not valid JSON", { param: "body" }));
+    next(err);
+  };
+  router.use("/api/v1", bodyErrors);
+  return router;
+};
+

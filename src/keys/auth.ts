@@ -1,0 +1,108 @@
+import type pg from "pg";
+import { AppError } from "../errors/app-error.js";
+import { sha256Hex } from "../infra/crypto.js";
+import type { Runtime } from "../runtime/runtime.js";
+import type { AgentInfo } from "../chat/engine.js";
+import { KEY_EVENTS_CHANNEL } from "./service.js";
+
+/**
+ * API-key authentication for the chat hot path. Lookups are cached in memory; an entry is evicted
+ * when PostgreSQL NOTIFY announces a change of its key (delete, new limit) or account, and agent
+ * fields are refreshed after a short TTL. The cache is an optimisation only: the hold re-checks
+ * that the key still exists in the same statement, so a deleted key can never be used.
+ */
+export interface KeyPrincipal {
+  keyId: string;
+  agent: AgentInfo;
+  rateLimitPerMinute: number;
+}
+
+interface Entry {
+  principal: KeyPrincipal;
+  hash: string;
+  accountId: string;
+  loadedAt: number;
+}
+
+const AGENT_TTL_MS = 5_000;
+const LAST_USED_EVERY_MS = 60_000;
+const MAX_ENTRIES = 50_000;
+
+export class KeyAuthenticator {
+  private readonly byHash = new Map<string, Entry>();
+  private readonly lastUsedWrite = new Map<string, number>();
+  private ready: Promise<unknown>;
+
+  constructor(private readonly runtime: Runtime) {
+    this.ready = runtime.events.subscribe(KEY_EVENTS_CHANNEL, (payload) => this.evict(payload));
+  }
+
+  private evict(payload: string): void {
+    const accountId = payload.startsWith("account:") ? payload.slice(8) : undefined;
+    for (const [hash, e] of this.byHash) {
+      if (e.principal.keyId === payload || e.accountId === accountId) this.byHash.delete(hash);
+    }
+  }
+
+  /** Reads `Authorization: Bearer` or `X-API-Key`; throws 401 invalid_api_key. */
+  async authenticate(authorization: string | undefined, xApiKey: string | undefined): Promise<KeyPrincipal> {
+    const token = xApiKey?.trim() || /^\s*Bearer\s+(\S+)\s*$/i.exec(authorization ?? "")?.[1];
+    if (!token) throw new AppError("invalid_api_key", "Missing API key: send Authorization: Bearer <key> or X-API-Key: <key>");
+    if (!token.startsWith("a2a_") || token.length > 200) throw new AppError("invalid_api_key", "Invalid API key");
+    await this.ready;
+    const hash = sha256Hex(token);
+    const now = Date.now();
+    let entry = this.byHash.get(hash);
+    if (!entry || now - entry.loadedAt > AGENT_TTL_MS) {
+      entry = await load(this.runtime.pool, hash, this.runtime.config.defaultRateLimitPerMinute);
+      if (!entry) {
+        this.byHash.delete(hash);
+        throw new AppError("invalid_api_key", "Invalid API key");
+      }
+      if (this.byHash.size >= MAX_ENTRIES) this.byHash.clear();
+      this.byHash.set(hash, entry);
+    }
+    this.touch(entry.principal.keyId, now);
+    return entry.principal;
+  }
+
+  /** lastUsedAt at most once a minute per key: fire-and-forget, and conditional across instances. */
+  private touch(keyId: string, now: number): void {
+    const last = this.lastUsedWrite.get(keyId);
+    if (last !== undefined && now - last < LAST_USED_EVERY_MS) return;
+    this.lastUsedWrite.set(keyId, now);
+    this.runtime.pool
+      .query("update api_keys set last_used_at = now() where id = $1 and (last_used_at is null or last_used_at < now() - interval '60 seconds')", [keyId])
+      .catch((err) => this.runtime.log.warn({ err }, "could not record key use"));
+  }
+}
+
+async function load(pool: pg.Pool, hash: string, installationDefault: number): Promise<Entry | undefined> {
+  const { rows } = await pool.query<{
+    id: string;
+    account_id: string;
+    agent_id: string;
+    limit: number | null;
+    instructions: string;
+    default_model: string;
+    allowed_models: string[] | null;
+  }>(
+    `select k.id, k.account_id, k.agent_id, coalesce(k.rate_limit_per_minute, acc.default_rate_limit_per_minute) as limit,
+            a.instructions, a.default_model, a.allowed_models
+       from api_keys k join agents a on a.id = k.agent_id join accounts acc on acc.id = k.account_id
+      where k.key_hash = $1`,
+    [hash],
+  );
+  const r = rows[0];
+  if (!r) return undefined;
+  return {
+    hash,
+    accountId: r.account_id,
+    loadedAt: Date.now(),
+    principal: {
+      keyId: r.id,
+      rateLimitPerMinute: r.limit ?? installationDefault,
+      agent: { id: r.agent_id, accountId: r.account_id, instructions: r.instructions, defaultModel: r.default_model, allowedModels: r.allowed_models },
+    },
+  };
+}

@@ -1,0 +1,49 @@
+import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Resolver, Root } from "type-graphql";
+import { AppError } from "../errors/app-error.js";
+import { accountOf, type GraphQLContext } from "../graphql/context.js";
+import { AgentType } from "../agents/types.js";
+import { ApiKeyType, CreatedApiKeyType } from "./types.js";
+import { createApiKey, deleteApiKey, listApiKeys, setAccountRateLimit, updateApiKey } from "./service.js";
+
+@Resolver(() => ApiKeyType)
+export class ApiKeyResolver {
+  @Mutation(() => CreatedApiKeyType)
+  async createApiKey(
+    @Arg("agentId", () => ID) agentId: string,
+    @Arg("name", () => String) name: string,
+    @Arg("rateLimitPerMinute", () => Int, { nullable: true, description: "Requests per minute; default: the account's default" }) rateLimitPerMinute: number | null,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<CreatedApiKeyType> {
+    const { key, apiKey } = await createApiKey(ctx.runtime.pool, accountOf(ctx), agentId, name, rateLimitPerMinute);
+    return Object.assign(new CreatedApiKeyType(), { key, apiKey: ApiKeyType.from(apiKey) });
+  }
+
+  @Mutation(() => Boolean, { description: "Revokes the key at once, on every API instance" })
+  async deleteApiKey(@Arg("id", () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<boolean> {
+    if (!(await deleteApiKey(ctx.runtime, accountOf(ctx), id))) throw new AppError("not_found", `API key ${id} not found`);
+    return true;
+  }
+
+  @Mutation(() => ApiKeyType)
+  async updateApiKey(
+    @Arg("id", () => ID) id: string,
+    @Arg("rateLimitPerMinute", () => Int, { nullable: true }) rateLimitPerMinute: number | null,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<ApiKeyType> {
+    return ApiKeyType.from(await updateApiKey(ctx.runtime, accountOf(ctx), id, rateLimitPerMinute));
+  }
+
+  @Mutation(() => Boolean, { description: "Default requests per minute for keys without their own limit (null: installation default)" })
+  async setDefaultRateLimit(@Arg("rateLimitPerMinute", () => Int, { nullable: true }) rateLimitPerMinute: number | null, @Ctx() ctx: GraphQLContext): Promise<boolean> {
+    await setAccountRateLimit(ctx.runtime, accountOf(ctx), rateLimitPerMinute);
+    return true;
+  }
+}
+
+@Resolver(() => AgentType)
+export class AgentApiKeysResolver {
+  @FieldResolver(() => [ApiKeyType])
+  async apiKeys(@Root() agent: AgentType, @Ctx() ctx: GraphQLContext): Promise<ApiKeyType[]> {
+    return (await listApiKeys(ctx.runtime.pool, accountOf(ctx), agent.id)).map(ApiKeyType.from);
+  }
+}
