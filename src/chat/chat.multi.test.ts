@@ -1,0 +1,94 @@
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "../../test/helpers/app.js";
+import { createAccount, gql } from "../../test/helpers/graphql.js";
+import { startFakeUpstream, type FakeUpstream } from "./testing/fake-upstreams.js";
+
+/** Properties that only show across processes: billing under concurrency, revocation and limits on two API instances. */
+describe("chat across two API instances on one database", () => {
+  let a: TestApp;
+  let b: TestApp;
+  let fake: FakeUpstream;
+  let admin: string;
+  let agentId: string;
+  const env = () => ({ PROVIDER_A_BASE_URL: fake.url, PROVIDER_A_API_KEY: "k", PROVIDER_B_BASE_URL: fake.url, PROVIDER_B_API_KEY: "k" });
+  const createKey = async (token: string, agent: string, rateLimitPerMinute?: number) => {
+    const r = await gql(a.url, token, `mutation($a: ID!, $r: Int) { createApiKey(agentId: $a, name: "k", rateLimitPerMinute: $r) { key apiKey { id } } }`, {
+      a: agent,
+      r: rateLimitPerMinute ?? null,
+    });
+    if (!r.data) throw new Error(JSON.stringify(r.errors));
+    return r.data.createApiKey as { key: string; apiKey: { id: string } };
+  };
+  const post = (app: TestApp, key: string, body: Record<string, unknown> = {}) =>
+    fetch(`${app.url}/api/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "provider_a/model-2.5-flash", messages: [{ role: "user", content: "x" }], max_tokens: 10, ...body }),
+    });
+
+  beforeAll(async () => {
+    fake = await startFakeUpstream();
+    a = await startTestApp({ env: env() });
+    b = await startTestApp({ env: env(), databaseUrl: a.databaseUrl });
+    ({ adminToken: admin } = await createAccount(a.url, a.operatorToken, "multi", "10"));
+    agentId = (await gql(a.url, admin, `mutation { createAgent(input: { name: "m", instructions: "Be brief." }) { id } }`)).data!.createAgent.id;
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+    await fake?.close();
+  });
+
+  it("revokes a deleted key on the very next request on both instances", async () => {
+    const { key, apiKey } = await createKey(admin, agentId);
+    // Warm both instances' key caches.
+    expect((await post(a, key)).status).toBe(200);
+    expect((await post(b, key)).status).toBe(200);
+    const del = await gql(a.url, admin, `mutation($id: ID!) { deleteApiKey(id: $id) }`, { id: apiKey.id });
+    expect(del.data!.deleteApiKey).toBe(true);
+    const onB = await post(b, key);
+    expect(onB.status).toBe(401);
+    expect(((await onB.json()) as any).error.code).toBe("invalid_api_key");
+    expect((await post(a, key)).status).toBe(401);
+    const models = await new OpenAI({ apiKey: key, baseURL: `${b.url}/api/v1`, maxRetries: 0 }).models.list().catch((e) => e);
+    expect(models).toBeInstanceOf(OpenAI.AuthenticationError);
+  });
+
+  it("shares one rate limit per key across instances", async () => {
+    const { key } = await createKey(admin, agentId, 3);
+    const statuses: number[] = [];
+    for (const app of [a, b, a, b]) statuses.push((await post(app, key)).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    const r = await post(a, key);
+    expect(r.status).toBe(429);
+    expect(r.headers.get("retry-after")).toMatch(/^\d+$/);
+    expect(r.headers.get("x-ratelimit-limit-requests")).toBe("3");
+  });
+
+  it("keeps the balance non-negative under 200 concurrent requests; ledger sum equals balance; the rest get 402", async () => {
+    // A balance that covers about 20 worst-case holds of this request.
+    const poor = await createAccount(a.url, a.operatorToken, "poor", "0.00074");
+    const agent = (await gql(a.url, poor.adminToken, `mutation { createAgent(input: { name: "p", instructions: "You are Ada." }) { id } }`)).data!.createAgent.id;
+    const { key } = await createKey(poor.adminToken, agent, 100_000);
+    const responses = await Promise.all(Array.from({ length: 200 }, (_, i) => post(i % 2 ? a : b, key)));
+    const statuses = responses.map((r) => r.status);
+    await Promise.all(responses.map((r) => r.arrayBuffer()));
+    const ok = statuses.filter((s) => s === 200).length;
+    const refused = statuses.filter((s) => s === 402).length;
+    expect(ok + refused).toBe(200);
+    expect(ok).toBeGreaterThanOrEqual(15);
+    expect(refused).toBeGreaterThan(0);
+    const { rows } = await a.runtime.pool.query(
+      `select balance_micros as b, (select sum(amount_micros) from ledger_entries where account_id = $1)::bigint as s,
+              (select count(*) from ledger_entries where account_id = $1 and kind = 'hold')::int as holds
+         from accounts where id = $1`,
+      [poor.accountId],
+    );
+    expect(rows[0].b).toBeGreaterThanOrEqual(0);
+    expect(Number(rows[0].s)).toBe(rows[0].b);
+    expect(rows[0].holds).toBe(ok);
+    // Each answer costs 11 micro-USD at the model's price (11 prompt + 3 completion tokens).
+    expect(740 - rows[0].b).toBe(ok * 11);
+  });
+});
