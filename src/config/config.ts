@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SUPPORTED_MODELS } from "../providers/models.js";
 
 /**
  * The one place the environment is read and validated. Every process (API, worker, dev launcher,
@@ -208,6 +209,12 @@ export function loadConfig(
     if (!env.SECRET_ENCRYPTION_KEY)
       problems.push("SECRET_ENCRYPTION_KEY: required when NODE_ENV=production (openssl rand -base64 32)");
     if (!env.PUBLIC_BASE_URL) problems.push("PUBLIC_BASE_URL: required when NODE_ENV=production");
+    // No built-in simulator in production: each provider needs its key unless every one of its
+    // models is routed to an OpenAI-compatible upstream.
+    for (const [provider, key] of [["provider_a", env.PROVIDER_A_API_KEY], ["provider_b", env.PROVIDER_B_API_KEY]] as const) {
+      const routed = SUPPORTED_MODELS.filter((m) => m.startsWith(`${provider}/`)).every((m) => env.OPENAI_COMPATIBLE_ROUTES?.[m]);
+      if (!key && !routed) problems.push(`${provider.toUpperCase()}_API_KEY: required when NODE_ENV=production (the built-in simulator is for development only)`);
+    }
   }
   if ((env.TLS_CERT_FILE === undefined) !== (env.TLS_KEY_FILE === undefined)) {
     problems.push("TLS_CERT_FILE and TLS_KEY_FILE: set both or neither");
