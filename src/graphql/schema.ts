@@ -5,15 +5,18 @@ import { AccountResolver } from "../accounts/resolvers.js";
 import { AgentResolver } from "../agents/resolvers.js";
 import { AgentApiKeysResolver, ApiKeyResolver } from "../keys/resolvers.js";
 import { ThreadResolver } from "../threads/resolvers.js";
+import { AgentTriggersResolver, JobResolver, TriggerResolver } from "../triggers/resolvers.js";
+import { createPubSub } from "@graphql-yoga/subscription";
 
 /** Every capability's resolvers; a capability adds its resolver classes here. */
-export const resolvers = [AccountResolver, AgentResolver, ApiKeyResolver, AgentApiKeysResolver, ThreadResolver] as const;
+export const resolvers = [AccountResolver, AgentResolver, ApiKeyResolver, AgentApiKeysResolver, ThreadResolver, TriggerResolver, AgentTriggersResolver, JobResolver] as const;
 
 export async function buildGraphQLSchema(pubSub?: PubSub): Promise<GraphQLSchema> {
   return buildSchema({
     resolvers: [...resolvers] as unknown as [Function, ...Function[]],
     validate: false,
-    pubSub,
+    // type-graphql insists on a pubSub once any subscription exists; ours bring their own `subscribe`.
+    pubSub: pubSub ?? createPubSub(),
   });
 }
 

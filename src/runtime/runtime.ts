@@ -7,6 +7,7 @@ import { Metrics } from "../infra/metrics.js";
 import { PgEvents } from "../infra/pg-events.js";
 import { TemporalClientHandle } from "../temporal/client.js";
 import type { ScriptValidator } from "../agents/service.js";
+import { scriptValidator } from "../sandbox/index.js";
 
 /**
  * What every process shares: configuration, logger, database (MikroORM for the model, a plain
@@ -22,6 +23,8 @@ export interface Runtime {
   metrics: Metrics;
   /** Syntax-checks agent scripts at create/update; installed by the sandbox module. */
   validateScript?: ScriptValidator;
+  /** Run in order at the start of `close()` (e.g. stopping the webhook dispatcher loop). */
+  closeHooks?: (() => Promise<void> | void)[];
   close(): Promise<void>;
 }
 
@@ -40,6 +43,7 @@ export async function createRuntime(config: Config, options: { log?: Logger; met
   await events.start();
   const temporal = new TemporalClientHandle({ ...config.temporal, address: config.temporal.address });
   const metrics = options.metrics ?? new Metrics();
+  const closeHooks: (() => Promise<void> | void)[] = [];
   return {
     config,
     log,
@@ -48,7 +52,10 @@ export async function createRuntime(config: Config, options: { log?: Logger; met
     events,
     temporal,
     metrics,
+    validateScript: scriptValidator(config),
+    closeHooks,
     async close() {
+      for (const hook of closeHooks.splice(0)) await Promise.resolve(hook()).catch(() => {});
       await events.close();
       await temporal.close().catch(() => {});
       await pool.end().catch(() => {});

@@ -1,8 +1,10 @@
 import type { Runtime } from "../runtime/runtime.js";
+import { createJobActivities } from "../jobs/activities.js";
 
 /** Every activity the worker registers; capabilities add theirs here. */
 export function createActivities(runtime: Runtime) {
   return {
+    ...createJobActivities(runtime),
     async databaseTime(): Promise<string> {
       const { rows } = await runtime.pool.query<{ now: Date }>("select now() as now");
       return rows[0]!.now.toISOString();

@@ -2,6 +2,7 @@ import { fileURLToPath } from "node:url";
 import { NativeConnection, Worker, Runtime as TemporalRuntime, DefaultLogger, type LogLevel } from "@temporalio/worker";
 import type { Runtime } from "../runtime/runtime.js";
 import { createActivities } from "./activities.js";
+import { ensureRetentionSchedule } from "../jobs/schedule.js";
 
 /** `workflows/index` of the tree this process runs from: the TypeScript source or `dist/`. */
 export function workflowsPath(): string {
@@ -40,6 +41,8 @@ export async function startWorker(runtime: Runtime, options: { taskQueue?: strin
     activities: createActivities(runtime),
     shutdownGraceTime: "10 seconds",
   });
+  // The retention Schedule (idempotent); a failure must not keep the worker from running jobs.
+  await ensureRetentionSchedule(runtime, options.taskQueue ?? config.temporal.taskQueue).catch((err) => runtime.log.warn({ err }, "could not create the retention schedule"));
   const done = worker.run().finally(() => connection.close().catch(() => {}));
   return {
     worker,

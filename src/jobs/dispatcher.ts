@@ -1,0 +1,151 @@
+import { WorkflowExecutionAlreadyStartedError } from "@temporalio/client";
+import type { Runtime } from "../runtime/runtime.js";
+
+export const AGENT_RUN_WORKFLOW = "agentRun";
+
+/**
+ * Starts the `agentRun` workflow of committed jobs (workflow id = job id). Two paths:
+ * - right after the ingest commit (`enqueue`), for low latency;
+ * - a loop that picks up any job still undispatched after a few seconds (Temporal was down, the
+ *   process died between commit and start, the immediate queue overflowed).
+ * A start is idempotent: REJECT_DUPLICATE refuses a second run of the same id even after the
+ * first completed, and "already started" counts as success. So a job starts exactly once.
+ */
+export class Dispatcher {
+  private readonly queue: string[] = [];
+  private active = 0;
+  private toMark: string[] = [];
+  private markTimer: NodeJS.Timeout | undefined;
+  private loopTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  /** After a failed start, skip the immediate path for a while; the loop catches up. */
+  private unhealthyUntil = 0;
+  private sweeping = false;
+
+  constructor(
+    private readonly runtime: Runtime,
+    private readonly options: { concurrency?: number; maxQueue?: number; sweepEveryMs?: number; sweepAfterMs?: number } = {},
+  ) {}
+
+  private get concurrency() {
+    return this.options.concurrency ?? 32;
+  }
+
+  enqueue(jobIds: string[]): void {
+    if (this.stopped || Date.now() < this.unhealthyUntil) return;
+    const room = (this.options.maxQueue ?? 10_000) - this.queue.length;
+    this.queue.push(...jobIds.slice(0, Math.max(0, room)));
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.active < this.concurrency && this.queue.length > 0 && !this.stopped) {
+      const id = this.queue.shift()!;
+      this.active++;
+      this.startWorkflow(id)
+        .catch((err) => {
+          this.unhealthyUntil = Date.now() + 2000;
+          this.queue.length = 0;
+          this.runtime.log.warn({ err: String(err), jobId: id }, "workflow start failed; the dispatcher will retry");
+        })
+        .finally(() => {
+          this.active--;
+          this.pump();
+        });
+    }
+  }
+
+  /** Starts one job's workflow; resolves when it is started (or already was) and marked. */
+  async startWorkflow(jobId: string): Promise<void> {
+    const { client, connection } = this.runtime.temporal;
+    try {
+      await connection.withDeadline(Date.now() + 5000, () =>
+        client.workflow.start(AGENT_RUN_WORKFLOW, {
+          taskQueue: this.runtime.config.temporal.taskQueue,
+          workflowId: jobId,
+          args: [jobId],
+          workflowIdReusePolicy: "REJECT_DUPLICATE",
+        }),
+      );
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+    this.markDispatched(jobId);
+  }
+
+  /** dispatched_at updates are batched: a few ms of delay only means the sweep may retry a start, which is harmless. */
+  private markDispatched(jobId: string): void {
+    this.toMark.push(jobId);
+    if (this.toMark.length >= 500) void this.flushMarks();
+    else this.markTimer ??= setTimeout(() => void this.flushMarks(), 20);
+  }
+
+  async flushMarks(): Promise<void> {
+    clearTimeout(this.markTimer);
+    this.markTimer = undefined;
+    const ids = this.toMark;
+    this.toMark = [];
+    if (ids.length === 0) return;
+    await this.runtime.pool
+      .query("update jobs set dispatched_at = now() where id = any($1::text[]) and dispatched_at is null", [ids])
+      .catch((err) => this.runtime.log.warn({ err: String(err) }, "could not mark jobs dispatched; they will be re-started harmlessly"));
+  }
+
+  /** One pass over jobs committed but not started; returns how many were started. */
+  async sweep(): Promise<number> {
+    if (this.sweeping) return 0;
+    this.sweeping = true;
+    let started = 0;
+    try {
+      const { rows } = await this.runtime.pool.query<{ id: string }>(
+        `select id from jobs where dispatched_at is null and created_at < now() - make_interval(secs => $1::float8 / 1000)
+         order by created_at limit 500`,
+        [this.options.sweepAfterMs ?? 3000],
+      );
+      let i = 0;
+      let failed = false;
+      const lane = async () => {
+        while (i < rows.length && !failed && !this.stopped) {
+          const id = rows[i++]!.id;
+          try {
+            await this.startWorkflow(id);
+            started++;
+          } catch {
+            failed = true; // Temporal unreachable: stop this pass, try again next tick
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(16, rows.length) }, lane));
+      await this.flushMarks();
+      if (!failed && started > 0) this.unhealthyUntil = 0;
+    } finally {
+      this.sweeping = false;
+    }
+    return started;
+  }
+
+  start(): void {
+    if (this.loopTimer || this.stopped) return;
+    const tick = () => {
+      this.sweep()
+        .catch((err) => {
+          if (/pool after calling end|Connection terminated/i.test(String(err))) this.stop();
+          else this.runtime.log.warn({ err: String(err) }, "dispatcher sweep failed");
+        })
+        .finally(() => {
+          if (!this.stopped) this.loopTimer = setTimeout(tick, this.options.sweepEveryMs ?? 1000).unref();
+        });
+    };
+    this.loopTimer = setTimeout(tick, this.options.sweepEveryMs ?? 1000).unref();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.loopTimer);
+  }
+
+  async close(): Promise<void> {
+    this.stop();
+    await this.flushMarks();
+  }
+}

@@ -1,0 +1,23 @@
+import { ScheduleAlreadyRunning } from "@temporalio/client";
+import type { Runtime } from "../runtime/runtime.js";
+
+export const PURGE_WORKFLOW = "purgePayloads";
+
+/**
+ * The retention Schedule: hourly `purgePayloads` on this task queue. Created by every worker at
+ * start; an existing schedule is left as it is, so this is idempotent across workers and restarts.
+ */
+export async function ensureRetentionSchedule(runtime: Runtime, taskQueue = runtime.config.temporal.taskQueue): Promise<string> {
+  const scheduleId = `purge-payloads-${taskQueue}`;
+  try {
+    await runtime.temporal.client.schedule.create({
+      scheduleId,
+      spec: { intervals: [{ every: "1h" }] },
+      action: { type: "startWorkflow", workflowType: PURGE_WORKFLOW, taskQueue, args: [] },
+      policies: { overlap: "SKIP" },
+    });
+  } catch (err) {
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+  }
+  return scheduleId;
+}

@@ -1,0 +1,106 @@
+import type pg from "pg";
+import type { JobStatus } from "../db/schema.js";
+
+/** Channel carrying every job status transition (JSON `JobStatusEvent`). */
+export const JOB_STATUS = "job_status";
+
+export interface JobStatusEvent {
+  jobId: string;
+  accountId: string;
+  agentId: string;
+  triggerId: string | null;
+  status: JobStatus;
+  error: string | null;
+  attempts: number;
+  at: string;
+}
+
+export interface JobRow {
+  id: string;
+  accountId: string;
+  agentId: string;
+  triggerId: string | null;
+  status: JobStatus;
+  threadId: string | null;
+  result: unknown;
+  error: string | null;
+  attempts: number;
+  costMicros: number;
+  logs: string[] | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
+
+export const JOB_COLUMNS = `id, account_id as "accountId", agent_id as "agentId", trigger_id as "triggerId", status,
+  thread_id as "threadId", result, error, attempts, cost_micros as "costMicros", logs, created_at as "createdAt",
+  started_at as "startedAt", finished_at as "finishedAt"`;
+
+export async function getJob(db: pg.Pool | pg.PoolClient, id: string): Promise<JobRow | undefined> {
+  const { rows } = await db.query<JobRow>(`select ${JOB_COLUMNS} from jobs where id = $1`, [id]);
+  return rows[0];
+}
+
+/**
+ * Runs an UPDATE on one job and NOTIFYs the transition in the same statement, so an event is
+ * published exactly when (and only if) the change commits.
+ */
+async function transition(db: pg.Pool, jobId: string, set: string, where: string, params: unknown[]): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `with u as (update jobs set ${set} where id = $1 and ${where}
+       returning id, account_id, agent_id, trigger_id, status, error, attempts)
+     select pg_notify('${JOB_STATUS}', json_build_object('jobId', id, 'accountId', account_id, 'agentId', agent_id,
+       'triggerId', trigger_id, 'status', status, 'error', error, 'attempts', attempts, 'at', now())::text) from u`,
+    [jobId, ...params],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+export function markRunning(db: pg.Pool, jobId: string, attempt: number): Promise<boolean> {
+  return transition(db, jobId, "status = 'running', started_at = coalesce(started_at, now()), attempts = greatest(attempts, $2)", "status in ('queued', 'running')", [attempt]);
+}
+
+export function markDone(db: pg.Pool, jobId: string): Promise<boolean> {
+  return transition(db, jobId, "status = 'done', finished_at = now(), error = null", "status in ('queued', 'running')", []);
+}
+
+export function markFailed(db: pg.Pool, jobId: string, error: string): Promise<boolean> {
+  return transition(db, jobId, "status = 'failed', finished_at = now(), error = $2, started_at = coalesce(started_at, now())", "status in ('queued', 'running')", [error.slice(0, 4000)]);
+}
+
+export interface RunOutput {
+  result: unknown;
+  threadId: string | null;
+  costMicros: number;
+  logs: string[];
+  modelCalls: unknown[];
+}
+
+/** Stores what a run produced (job + audit entry) before the job is marked done. */
+export async function saveOutput(db: pg.Pool, jobId: string, out: RunOutput): Promise<void> {
+  const result = JSON.stringify(out.result ?? null);
+  await db.query(
+    `with j as (update jobs set result = $2::jsonb, thread_id = $3, cost_micros = $4, logs = $5::jsonb where id = $1 returning id)
+     update audit_entries set result = $2::jsonb, model_calls = $6::jsonb, cost_micros = $4 where job_id = (select id from j)`,
+    [jobId, result, out.threadId, out.costMicros, JSON.stringify(out.logs), JSON.stringify(out.modelCalls)],
+  );
+}
+
+/** Records logs, thread and cost of a failed run (the audit entry keeps the calls made). */
+export async function saveFailureDetails(db: pg.Pool, jobId: string, out: Omit<RunOutput, "result">): Promise<void> {
+  await db.query(
+    `with j as (update jobs set thread_id = coalesce($2, thread_id), cost_micros = $3, logs = $4::jsonb where id = $1 returning id)
+     update audit_entries set model_calls = $5::jsonb, cost_micros = $3 where job_id = (select id from j)`,
+    [jobId, out.threadId, out.costMicros, JSON.stringify(out.logs), JSON.stringify(out.modelCalls)],
+  );
+}
+
+/** The webhook payload of a job, from its audit entry. */
+export async function jobPayload(db: pg.Pool, jobId: string): Promise<{ found: boolean; purged: boolean; payload: unknown }> {
+  const { rows } = await db.query<{ payload: unknown; payload_purged_at: Date | null }>(
+    "select payload, payload_purged_at from audit_entries where job_id = $1 order by created_at limit 1",
+    [jobId],
+  );
+  if (!rows[0]) return { found: false, purged: false, payload: null };
+  return { found: true, purged: rows[0].payload_purged_at !== null, payload: rows[0].payload };
+}

@@ -1,0 +1,25 @@
+import type { Config } from "../config/config.js";
+import { AppError } from "../errors/app-error.js";
+import { SandboxPool, ScriptError } from "./pool.js";
+
+export { SandboxPool, ScriptError, type RunOptions, type SandboxLimits, type HostCall } from "./pool.js";
+
+/** One pool per process: threads are created on first use and never keep the process alive. */
+let shared: SandboxPool | undefined;
+
+export function sandboxPool(config: Pick<Config, "sandbox">): SandboxPool {
+  shared ??= new SandboxPool(config.sandbox.poolSize);
+  return shared;
+}
+
+/** The `runtime.validateScript` hook: a syntax error becomes a validation error naming the line. */
+export function scriptValidator(config: Pick<Config, "sandbox">) {
+  return async (source: string): Promise<void> => {
+    try {
+      await sandboxPool(config).validate(source);
+    } catch (err) {
+      if (err instanceof ScriptError) throw new AppError("validation_failed", `script: ${err.message}`, { param: "script" });
+      throw err;
+    }
+  };
+}

@@ -1,0 +1,180 @@
+import { Worker } from "node:worker_threads";
+import { AppError } from "../errors/app-error.js";
+
+/**
+ * A small pool of sandbox threads (thread.ts). QuickJS runs on the calling thread, so a looping
+ * script would block whoever runs it: here it only blocks its own thread, and the pool
+ * terminates a thread that overstays the wall-clock deadline and starts a fresh one.
+ */
+
+export interface SandboxLimits {
+  timeoutMs: number;
+  memoryMb: number;
+  maxHostCalls: number;
+}
+
+export type HostCall = (method: "chat", args: unknown) => Promise<unknown>;
+
+export interface RunOptions {
+  source: string;
+  input: unknown;
+  limits: SandboxLimits;
+  onLog?: (line: string) => void;
+  host?: HostCall;
+}
+
+/** A script failed on its own terms (throw, syntax, timeout, memory): retrying cannot help. */
+export class ScriptError extends Error {
+  constructor(
+    message: string,
+    readonly kind: "script" | "timeout" | "memory",
+  ) {
+    super(message);
+    this.name = "ScriptError";
+  }
+}
+
+type Task =
+  | { type: "run"; opts: RunOptions; resolve: (v: unknown) => void; reject: (e: Error) => void }
+  | { type: "validate"; source: string; resolve: (v: unknown) => void; reject: (e: Error) => void };
+
+interface Slot {
+  worker: Worker;
+  busy: boolean;
+  task?: Task & { id: number; timer?: NodeJS.Timeout };
+}
+
+const threadUrl = new URL(import.meta.url.endsWith(".ts") ? "./thread.ts" : "./thread.js", import.meta.url);
+/** Grace on top of the script deadline before the thread is killed from outside. */
+const KILL_GRACE_MS = 1000;
+
+export class SandboxPool {
+  private readonly slots: Slot[] = [];
+  private readonly queue: Task[] = [];
+  private nextId = 1;
+  private closed = false;
+
+  constructor(private readonly size: number) {}
+
+  run(opts: RunOptions): Promise<unknown> {
+    return new Promise((resolve, reject) => this.enqueue({ type: "run", opts, resolve, reject }));
+  }
+
+  /** Resolves when the source compiles as a module with a default export; else a ScriptError naming the line. */
+  async validate(source: string): Promise<void> {
+    await new Promise((resolve, reject) => this.enqueue({ type: "validate", source, resolve, reject }));
+  }
+
+  private enqueue(task: Task): void {
+    if (this.closed) return task.reject(new Error("sandbox pool is closed"));
+    this.queue.push(task);
+    this.pump();
+  }
+
+  private spawn(): Slot {
+    // Plain worker: no env, no inherited loader flags it does not need.
+    const worker = new Worker(threadUrl, { env: {}, stdout: false, stderr: false });
+    const slot: Slot = { worker, busy: false };
+    worker.unref();
+    worker.on("message", (msg) => this.onMessage(slot, msg));
+    worker.on("error", (err) => this.onExit(slot, `sandbox thread failed: ${err.message}`));
+    worker.on("exit", () => this.onExit(slot, "sandbox thread exited"));
+    this.slots.push(slot);
+    return slot;
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0) {
+      let slot = this.slots.find((s) => !s.busy);
+      if (!slot && this.slots.length < this.size) slot = this.spawn();
+      if (!slot) return;
+      const task = this.queue.shift()!;
+      const id = this.nextId++;
+      slot.busy = true;
+      slot.task = { ...task, id };
+      if (task.type === "run") {
+        const { opts } = task;
+        slot.task.timer = setTimeout(() => this.kill(slot!, new ScriptError(`Script exceeded its time limit of ${opts.limits.timeoutMs} ms`, "timeout")), opts.limits.timeoutMs + KILL_GRACE_MS);
+        slot.worker.postMessage({
+          type: "run",
+          id,
+          source: opts.source,
+          input: JSON.stringify(opts.input ?? null),
+          timeoutMs: opts.limits.timeoutMs,
+          memoryMb: opts.limits.memoryMb,
+          maxHostCalls: opts.limits.maxHostCalls,
+        });
+      } else {
+        slot.task.timer = setTimeout(() => this.kill(slot!, new ScriptError("Script validation timed out", "timeout")), 10_000);
+        slot.worker.postMessage({ type: "validate", id, source: task.source });
+      }
+    }
+  }
+
+  private finish(slot: Slot, outcome: { ok: true; value: unknown } | { ok: false; error: Error }): void {
+    const task = slot.task;
+    if (!task) return;
+    clearTimeout(task.timer);
+    slot.task = undefined;
+    slot.busy = false;
+    if (outcome.ok) task.resolve(outcome.value);
+    else task.reject(outcome.error);
+    this.pump();
+  }
+
+  private onMessage(slot: Slot, msg: Record<string, any>): void {
+    const task = slot.task;
+    if (!task || msg.id !== task.id) return;
+    if (msg.type === "log" && task.type === "run") {
+      task.opts.onLog?.(String(msg.line));
+    } else if (msg.type === "host-call" && task.type === "run") {
+      const host = task.opts.host;
+      const answer = (ok: boolean, value?: unknown, error?: string) => {
+        if (slot.task?.id === task.id) slot.worker.postMessage({ type: "host-reply", id: task.id, callId: msg.callId, ok, value: ok ? JSON.stringify(value ?? null) : undefined, error });
+      };
+      if (!host) return answer(false, undefined, "ctx.chat is not available here");
+      host(msg.method, JSON.parse(msg.args)).then(
+        (v) => answer(true, v),
+        (err: unknown) => {
+          // Billing and upstream failures abort the whole run with their own classification.
+          if (err instanceof AppError && (err.code === "insufficient_balance" || err.code.startsWith("upstream") || err.code === "service_unavailable")) {
+            this.finish(slot, { ok: false, error: err });
+            this.kill(slot);
+            return;
+          }
+          answer(false, undefined, err instanceof Error ? err.message : String(err));
+        },
+      );
+    } else if (msg.type === "result") {
+      if (msg.ok) this.finish(slot, { ok: true, value: task.type === "run" ? JSON.parse(msg.result) : undefined });
+      else this.finish(slot, { ok: false, error: new ScriptError(String(msg.error), msg.kind ?? "script") });
+      // An out-of-memory instance may leave the thread's heap in a bad state: start a fresh one.
+      if (msg.kind === "memory") this.kill(slot);
+    }
+  }
+
+  private kill(slot: Slot, error?: Error): void {
+    if (error) this.finish(slot, { ok: false, error });
+    this.remove(slot);
+    slot.worker.terminate().catch(() => {});
+    this.pump();
+  }
+
+  private remove(slot: Slot): void {
+    const i = this.slots.indexOf(slot);
+    if (i >= 0) this.slots.splice(i, 1);
+  }
+
+  private onExit(slot: Slot, reason: string): void {
+    if (!this.slots.includes(slot)) return;
+    this.remove(slot);
+    if (slot.task) this.finish(slot, { ok: false, error: new Error(reason) });
+    if (!this.closed) this.pump();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const t of this.queue.splice(0)) t.reject(new Error("sandbox pool is closed"));
+    await Promise.all(this.slots.splice(0).map((s) => s.worker.terminate().catch(() => {})));
+  }
+}

@@ -1,0 +1,174 @@
+import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
+import { GraphQLJSON } from "graphql-scalars";
+import { AppError } from "../errors/app-error.js";
+import { accountOf, type GraphQLContext } from "../graphql/context.js";
+import { AgentType } from "../agents/types.js";
+import { findAgent } from "../agents/service.js";
+import { getJob, JOB_COLUMNS, type JobRow, type JobStatusEvent } from "../jobs/store.js";
+import { ingest } from "../webhooks/accept.js";
+import { MAX_BODY_BYTES } from "../webhooks/body.js";
+import { invalidateTrigger } from "../webhooks/services.js";
+import { jobEvents } from "./live.js";
+import {
+  createTrigger,
+  currentSecret,
+  listTriggers,
+  requireTrigger,
+  rotateTriggerSecret,
+  setTriggerSecret,
+  testCommands,
+  updateTrigger,
+  webhookUrl,
+} from "./service.js";
+import { CreatedTriggerType, JobStatusEventType, JobStatusEnum, JobType, RotatedTriggerSecretType, TriggerLogEntryType, TriggerType } from "./types.js";
+
+const toType = (ctx: GraphQLContext) => (row: Parameters<typeof TriggerType.from>[0]) => TriggerType.from(row, webhookUrl(ctx.runtime, row.id));
+
+@Resolver(() => TriggerType)
+export class TriggerResolver {
+  @Query(() => [TriggerType], { description: "Every trigger of every agent of the account" })
+  async triggers(@Ctx() ctx: GraphQLContext): Promise<TriggerType[]> {
+    return (await listTriggers(ctx.runtime.pool, accountOf(ctx))).map(toType(ctx));
+  }
+
+  @Query(() => TriggerType, { nullable: true })
+  async trigger(@Arg("id", () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<TriggerType | null> {
+    try {
+      return toType(ctx)(await requireTrigger(ctx.runtime.pool, accountOf(ctx), id));
+    } catch (err) {
+      if (err instanceof AppError && err.code === "trigger_not_found") return null;
+      throw err;
+    }
+  }
+
+  @Mutation(() => CreatedTriggerType)
+  async createTrigger(
+    @Arg("agentId", () => ID) agentId: string,
+    @Arg("description", () => String, { nullable: true }) description: string | null,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<CreatedTriggerType> {
+    const { trigger, secret } = await createTrigger(ctx.runtime, accountOf(ctx), agentId, description);
+    const url = webhookUrl(ctx.runtime, trigger.id);
+    const commands = testCommands(url, secret);
+    return Object.assign(new CreatedTriggerType(), {
+      trigger: toType(ctx)(trigger),
+      secret,
+      webhookUrl: url,
+      testCommand: commands.plain,
+      signedTestCommand: commands.signed,
+    });
+  }
+
+  @Mutation(() => TriggerType)
+  async updateTrigger(
+    @Arg("id", () => ID) id: string,
+    @Arg("description", () => String, { nullable: true }) description: string | null,
+    @Arg("secretRequired", () => Boolean, { nullable: true, description: "false accepts webhooks without a secret (not recommended)" })
+    secretRequired: boolean | null,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<TriggerType> {
+    const row = await updateTrigger(ctx.runtime, accountOf(ctx), id, { description, secretRequired });
+    invalidateTrigger(ctx.runtime, id);
+    return toType(ctx)(row);
+  }
+
+  @Mutation(() => TriggerType)
+  async setTriggerActive(@Arg("id", () => ID) id: string, @Arg("active", () => Boolean) active: boolean, @Ctx() ctx: GraphQLContext): Promise<TriggerType> {
+    const row = await updateTrigger(ctx.runtime, accountOf(ctx), id, { active });
+    invalidateTrigger(ctx.runtime, id);
+    return toType(ctx)(row);
+  }
+
+  @Mutation(() => TriggerType, { description: "Sets a custom secret (24–256 printable characters); the previous one works for 24 more hours" })
+  async setTriggerSecret(@Arg("id", () => ID) id: string, @Arg("secret", () => String) secret: string, @Ctx() ctx: GraphQLContext): Promise<TriggerType> {
+    const row = await setTriggerSecret(ctx.runtime, accountOf(ctx), id, secret);
+    invalidateTrigger(ctx.runtime, id);
+    return toType(ctx)(row);
+  }
+
+  @Mutation(() => RotatedTriggerSecretType, { description: "Issues a new secret; the previous one works for 24 more hours" })
+  async rotateTriggerSecret(@Arg("id", () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<RotatedTriggerSecretType> {
+    const rotated = await rotateTriggerSecret(ctx.runtime, accountOf(ctx), id);
+    invalidateTrigger(ctx.runtime, id);
+    return Object.assign(new RotatedTriggerSecretType(), rotated);
+  }
+
+  @Mutation(() => JobType, { description: "Sends a payload through the same path as a real webhook" })
+  async sendTestWebhook(
+    @Arg("triggerId", () => ID) triggerId: string,
+    @Arg("payload", () => GraphQLJSON) payload: unknown,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<JobType> {
+    const trigger = await requireTrigger(ctx.runtime.pool, accountOf(ctx), triggerId);
+    if (!trigger.active) throw new AppError("trigger_inactive", "This trigger is inactive");
+    const text = JSON.stringify(payload ?? null);
+    if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw new AppError("payload_too_large", `Payload exceeds ${MAX_BODY_BYTES} bytes`);
+    const { jobId } = await ingest(ctx.runtime, trigger, text, null);
+    return JobType.from((await getJob(ctx.runtime.pool, jobId))!);
+  }
+
+  @FieldResolver(() => String, { nullable: true, description: "The current signing secret, to copy" })
+  async secret(@Root() trigger: TriggerType, @Ctx() ctx: GraphQLContext): Promise<string | null> {
+    return currentSecret(ctx.runtime, trigger.id);
+  }
+
+  @FieldResolver(() => AgentType, { nullable: true })
+  async agent(@Root() trigger: TriggerType, @Ctx() ctx: GraphQLContext): Promise<AgentType | null> {
+    const agent = await findAgent(ctx.em, trigger.accountId, trigger.agentId);
+    return agent ? AgentType.from(agent) : null;
+  }
+
+  @FieldResolver(() => [TriggerLogEntryType], { description: "Recent runs, newest first" })
+  async logs(
+    @Root() trigger: TriggerType,
+    @Arg("first", () => Int, { nullable: true, defaultValue: 20 }) first: number,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<TriggerLogEntryType[]> {
+    const limit = Math.min(Math.max(first ?? 20, 1), 200);
+    const { rows } = await ctx.runtime.pool.query<JobRow>(
+      `select ${JOB_COLUMNS} from jobs where trigger_id = $1 and account_id = $2 order by created_at desc, id desc limit $3`,
+      [trigger.id, trigger.accountId, limit],
+    );
+    return rows.map((j) =>
+      Object.assign(new TriggerLogEntryType(), {
+        jobId: j.id,
+        time: j.createdAt,
+        status: j.status as JobStatusEnum,
+        durationMs: j.startedAt && j.finishedAt ? j.finishedAt.getTime() - j.startedAt.getTime() : null,
+        threadId: j.threadId,
+        error: j.error,
+      }),
+    );
+  }
+}
+
+/** Adds `Agent.triggers` without touching the agents module. */
+@Resolver(() => AgentType)
+export class AgentTriggersResolver {
+  @FieldResolver(() => [TriggerType])
+  async triggers(@Root() agent: AgentType, @Ctx() ctx: GraphQLContext): Promise<TriggerType[]> {
+    return (await listTriggers(ctx.runtime.pool, accountOf(ctx), agent.id)).map(toType(ctx));
+  }
+}
+
+@Resolver(() => JobType)
+export class JobResolver {
+  @Query(() => JobType, { nullable: true })
+  async job(@Arg("id", () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<JobType | null> {
+    const job = await getJob(ctx.runtime.pool, id);
+    return job && job.accountId === accountOf(ctx) ? JobType.from(job) : null;
+  }
+
+  @Subscription(() => JobStatusEventType, {
+    description: "Status transitions of the account's jobs; narrow by job, trigger or agent",
+    subscribe: ({ args, context }) => jobEvents((context as GraphQLContext).runtime, accountOf(context as GraphQLContext), args),
+  })
+  jobStatusChanged(
+    @Root() event: JobStatusEvent,
+    @Arg("jobId", () => ID, { nullable: true }) _jobId: string | null,
+    @Arg("triggerId", () => ID, { nullable: true }) _triggerId: string | null,
+    @Arg("agentId", () => ID, { nullable: true }) _agentId: string | null,
+  ): JobStatusEventType {
+    return JobStatusEventType.from(event);
+  }
+}

@@ -1,0 +1,27 @@
+import { randomBytes } from "node:crypto";
+import { AppError } from "../errors/app-error.js";
+
+/** `whsec_` + base64 of 32 random bytes: Standard Webhooks libraries accept it as is. */
+export function generateSecret(): string {
+  return `whsec_${randomBytes(32).toString("base64")}`;
+}
+
+/** A secret set by the owner: 24 to 256 printable ASCII characters (no spaces at the ends). */
+export function validateCustomSecret(secret: string): string {
+  if (secret.length < 24 || secret.length > 256) {
+    throw new AppError("validation_failed", "secret must be 24 to 256 characters", { param: "secret" });
+  }
+  if (!/^[\x21-\x7e][\x20-\x7e]*[\x21-\x7e]$/.test(secret)) {
+    throw new AppError("validation_failed", "secret must contain only printable ASCII characters and not start or end with a space", { param: "secret" });
+  }
+  return secret;
+}
+
+/** The HMAC key for Standard Webhooks: the bytes after `whsec_` (base64), else the secret's own bytes. */
+export function standardWebhooksKey(secret: string): Buffer {
+  if (secret.startsWith("whsec_")) {
+    const decoded = Buffer.from(secret.slice(6), "base64");
+    if (decoded.length > 0) return decoded;
+  }
+  return Buffer.from(secret, "utf8");
+}

@@ -1,0 +1,165 @@
+import type pg from "pg";
+import { AppError } from "../errors/app-error.js";
+import { withTransaction } from "../db/tx.js";
+import { decryptSecret, encryptSecret } from "../infra/crypto.js";
+import { newId } from "../infra/ids.js";
+import type { Runtime } from "../runtime/runtime.js";
+import { clock, GRACE_MS } from "./clock.js";
+import { generateSecret, validateCustomSecret } from "./secrets.js";
+
+/** Channel that tells every instance's webhook cache to forget a trigger. */
+export const TRIGGER_CHANGED = "trigger_changed";
+
+export interface TriggerRow {
+  id: string;
+  accountId: string;
+  agentId: string;
+  description: string | null;
+  active: boolean;
+  secretRequired: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const SELECT = `select id, account_id as "accountId", agent_id as "agentId", description, active,
+  secret_required as "secretRequired", created_at as "createdAt", updated_at as "updatedAt" from triggers`;
+
+export function webhookUrl(runtime: Runtime, triggerId: string): string {
+  return `${runtime.config.publicBaseUrl}/api/triggers/${triggerId}/webhook`;
+}
+
+function checkDescription(description: string | null | undefined): string | null {
+  if (description == null) return null;
+  if (description.length > 2000) throw new AppError("validation_failed", "description must be at most 2000 characters", { param: "description" });
+  return description;
+}
+
+async function changed(runtime: Runtime, triggerId: string): Promise<void> {
+  await runtime.events.publish(TRIGGER_CHANGED, triggerId).catch((err) => runtime.log.warn({ err }, "trigger change notification failed"));
+}
+
+export async function listTriggers(pool: pg.Pool, accountId: string, agentId?: string): Promise<TriggerRow[]> {
+  const { rows } = agentId
+    ? await pool.query<TriggerRow>(`${SELECT} where account_id = $1 and agent_id = $2 order by created_at, id`, [accountId, agentId])
+    : await pool.query<TriggerRow>(`${SELECT} where account_id = $1 order by created_at, id`, [accountId]);
+  return rows;
+}
+
+/** A foreign trigger id answers exactly like a missing one. */
+export async function requireTrigger(pool: pg.Pool, accountId: string, id: string): Promise<TriggerRow> {
+  const { rows } = await pool.query<TriggerRow>(`${SELECT} where id = $1 and account_id = $2`, [id, accountId]);
+  if (!rows[0]) throw new AppError("trigger_not_found", `Trigger ${id} not found`);
+  return rows[0];
+}
+
+export async function createTrigger(runtime: Runtime, accountId: string, agentId: string, description: string | null | undefined): Promise<{ trigger: TriggerRow; secret: string }> {
+  const desc = checkDescription(description);
+  const secret = generateSecret();
+  const trigger = await withTransaction(runtime.pool, async (db) => {
+    const agent = await db.query("select 1 from agents where id = $1 and account_id = $2", [agentId, accountId]);
+    if (!agent.rowCount) throw new AppError("not_found", `Agent ${agentId} not found`);
+    const id = newId("trg");
+    await db.query(
+      "insert into triggers (id, account_id, agent_id, description, active, secret_required, created_at, updated_at) values ($1, $2, $3, $4, true, true, now(), now())",
+      [id, accountId, agentId, desc],
+    );
+    await db.query("insert into trigger_secrets (id, trigger_id, sealed_secret, expires_at, created_at) values ($1, $2, $3, null, now())", [
+      newId("sec"),
+      id,
+      encryptSecret(secret, runtime.config.secretEncryptionKey),
+    ]);
+    const { rows } = await db.query<TriggerRow>(`${SELECT} where id = $1`, [id]);
+    return rows[0]!;
+  });
+  return { trigger, secret };
+}
+
+export async function updateTrigger(
+  runtime: Runtime,
+  accountId: string,
+  id: string,
+  fields: { description?: string | null; secretRequired?: boolean | null; active?: boolean | null },
+): Promise<TriggerRow> {
+  const desc = fields.description === undefined ? undefined : checkDescription(fields.description);
+  const { rowCount } = await runtime.pool.query(
+    `update triggers set description = case when $3 then $4 else description end,
+       secret_required = coalesce($5, secret_required), active = coalesce($6, active), updated_at = now()
+     where id = $1 and account_id = $2`,
+    [id, accountId, desc !== undefined, desc ?? null, fields.secretRequired ?? null, fields.active ?? null],
+  );
+  if (!rowCount) throw new AppError("trigger_not_found", `Trigger ${id} not found`);
+  await changed(runtime, id);
+  return requireTrigger(runtime.pool, accountId, id);
+}
+
+/**
+ * Makes `secret` current; the previous current secret keeps working for the 24-hour grace
+ * window (its `expires_at`), older rotated-out ones keep their own expiry.
+ */
+async function replaceSecret(runtime: Runtime, accountId: string, id: string, secret: string): Promise<Date> {
+  const graceEnd = new Date(clock.now() + GRACE_MS);
+  await withTransaction(runtime.pool, async (db) => {
+    const t = await db.query("select 1 from triggers where id = $1 and account_id = $2 for update", [id, accountId]);
+    if (!t.rowCount) throw new AppError("trigger_not_found", `Trigger ${id} not found`);
+    await db.query("update trigger_secrets set expires_at = $2 where trigger_id = $1 and expires_at is null", [id, graceEnd]);
+    // Secrets past their grace window are useless; drop them so the table stays small.
+    await db.query("delete from trigger_secrets where trigger_id = $1 and expires_at <= $2", [id, new Date(clock.now())]);
+    await db.query("insert into trigger_secrets (id, trigger_id, sealed_secret, expires_at, created_at) values ($1, $2, $3, null, now())", [
+      newId("sec"),
+      id,
+      encryptSecret(secret, runtime.config.secretEncryptionKey),
+    ]);
+    await db.query("update triggers set updated_at = now() where id = $1", [id]);
+  });
+  await changed(runtime, id);
+  return graceEnd;
+}
+
+export async function rotateTriggerSecret(runtime: Runtime, accountId: string, id: string): Promise<{ secret: string; previousSecretExpiresAt: Date }> {
+  const secret = generateSecret();
+  const previousSecretExpiresAt = await replaceSecret(runtime, accountId, id, secret);
+  return { secret, previousSecretExpiresAt };
+}
+
+export async function setTriggerSecret(runtime: Runtime, accountId: string, id: string, secret: string): Promise<TriggerRow> {
+  await replaceSecret(runtime, accountId, id, validateCustomSecret(secret));
+  return requireTrigger(runtime.pool, accountId, id);
+}
+
+export interface StoredSecret {
+  secret: string;
+  /** Epoch ms; null for the current secret. */
+  expiresAt: number | null;
+}
+
+/** Every secret of a trigger that may still be valid (current first), decrypted. */
+export async function loadSecrets(runtime: Runtime, triggerId: string): Promise<StoredSecret[]> {
+  const { rows } = await runtime.pool.query<{ sealed_secret: string; expires_at: Date | null }>(
+    "select sealed_secret, expires_at from trigger_secrets where trigger_id = $1 order by expires_at desc nulls first",
+    [triggerId],
+  );
+  return rows.map((r) => ({ secret: decryptSecret(r.sealed_secret, runtime.config.secretEncryptionKey), expiresAt: r.expires_at ? r.expires_at.getTime() : null }));
+}
+
+export async function currentSecret(runtime: Runtime, triggerId: string): Promise<string | null> {
+  const secrets = await loadSecrets(runtime, triggerId);
+  return secrets.find((s) => s.expiresAt === null)?.secret ?? null;
+}
+
+/** The secrets accepted at `now`: the current one and any still inside its grace window. */
+export function validSecrets(secrets: StoredSecret[], now: number): string[] {
+  return secrets.filter((s) => s.expiresAt === null || s.expiresAt > now).map((s) => s.secret);
+}
+
+/** A copy-paste curl for the x-trigger-secret scheme and one for the signed scheme. */
+export function testCommands(url: string, secret: string): { plain: string; signed: string } {
+  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  const body = '{"hello":"world"}';
+  const plain = `curl -sS -X POST ${q(url)} -H 'Content-Type: application/json' -H ${q(`x-trigger-secret: ${secret}`)} -d ${q(body)}`;
+  const signed = [
+    `SECRET=${q(secret)}; BODY=${q(body)}; TS=$(date +%s)`,
+    `SIG=$(printf '%s.%s' "$TS" "$BODY" | openssl dgst -sha256 -hmac "$SECRET" -hex | sed 's/^.* //')`,
+    `curl -sS -X POST ${q(url)} -H 'Content-Type: application/json' -H "X-Service-Timestamp: $TS" -H "X-Service-Signature: sha256=$SIG" -d "$BODY"`,
+  ].join("\n");
+  return { plain, signed };
+}

@@ -1,0 +1,202 @@
+import type pg from "pg";
+import { AppError } from "../errors/app-error.js";
+import { newId } from "../infra/ids.js";
+
+/**
+ * Group commit for webhook ingest. Each accepted webhook needs a job, its audit entry and (with
+ * a key) an idempotency record, durable before the 202. Instead of one transaction per request,
+ * concurrent requests are gathered while earlier batches are in flight and written by ONE
+ * statement (data-modifying CTEs are atomic, and foreign keys are checked at its end). Every
+ * caller's promise resolves only after its batch has committed.
+ */
+
+export interface IngestItem {
+  triggerId: string;
+  accountId: string;
+  agentId: string;
+  idempotencyKey: string | null;
+  /** The raw JSON body, already parsed once to prove it is JSON. */
+  payloadText: string;
+}
+
+export interface IngestResult {
+  jobId: string;
+  /** False when an idempotency key matched an earlier job. */
+  created: boolean;
+}
+
+interface Pending {
+  item: IngestItem;
+  resolve: (r: IngestResult) => void;
+  reject: (e: unknown) => void;
+}
+
+const INSERT_BATCH = `
+with input as (
+  select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+    as t(job_id, trigger_id, account_id, agent_id, idem_key, payload, audit_id)
+),
+claimed as (
+  insert into idempotency_records (trigger_id, key, job_id, expires_at, created_at)
+  select trigger_id, idem_key, job_id, now() + interval '24 hours', now() from input where idem_key is not null
+  on conflict (trigger_id, key) do update
+    set job_id = excluded.job_id, expires_at = excluded.expires_at, created_at = excluded.created_at
+    where idempotency_records.expires_at <= now()
+  returning job_id
+),
+winners as (
+  select i.* from input i where i.idem_key is null or i.job_id in (select job_id from claimed)
+),
+j as (
+  insert into jobs (id, account_id, agent_id, trigger_id, status, attempts, cost_micros, created_at)
+  select job_id, account_id, agent_id, trigger_id, 'queued', 0, 0, now() from winners
+  returning id
+),
+a as (
+  insert into audit_entries (id, account_id, job_id, kind, payload, cost_micros, created_at)
+  select audit_id, account_id, job_id, 'webhook', payload::jsonb, 0, now() from winners
+  returning id
+)
+select id as job_id from j`;
+
+export interface IngestOptions {
+  /** Transactions allowed in flight at once; more requests wait and join the next batch. */
+  maxInFlight?: number;
+  maxBatch?: number;
+  maxBatchBytes?: number;
+}
+
+export class IngestBatcher {
+  private pending: Pending[] = [];
+  private pendingBytes = 0;
+  private inFlight = 0;
+  private readonly maxInFlight: number;
+  private readonly maxBatch: number;
+  private readonly maxBatchBytes: number;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    /** Called with the ids of newly created jobs once their batch is committed. */
+    private readonly onCommitted: (jobIds: string[]) => void,
+    options: IngestOptions = {},
+  ) {
+    this.maxInFlight = options.maxInFlight ?? 4;
+    this.maxBatch = options.maxBatch ?? 256;
+    this.maxBatchBytes = options.maxBatchBytes ?? 8 * 1024 * 1024;
+  }
+
+  submit(item: IngestItem): Promise<IngestResult> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ item, resolve, reject });
+      this.pendingBytes += item.payloadText.length;
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.pending.length > 0 && this.inFlight < this.maxInFlight) {
+      const batch: Pending[] = [];
+      let bytes = 0;
+      while (this.pending.length > 0 && batch.length < this.maxBatch && (batch.length === 0 || bytes + this.pending[0]!.item.payloadText.length <= this.maxBatchBytes)) {
+        const p = this.pending.shift()!;
+        bytes += p.item.payloadText.length;
+        batch.push(p);
+      }
+      this.pendingBytes -= bytes;
+      this.inFlight++;
+      this.flush(batch).finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
+    }
+  }
+
+  private async flush(batch: Pending[]): Promise<void> {
+    // Same trigger + key twice in one batch: only the first is written, the rest share its answer.
+    const leaders = new Map<string, Pending[]>();
+    const unique: Pending[] = [];
+    for (const p of batch) {
+      if (p.item.idempotencyKey === null) {
+        unique.push(p);
+        continue;
+      }
+      const k = `${p.item.triggerId}\u0000${p.item.idempotencyKey}`;
+      const group = leaders.get(k);
+      if (group) group.push(p);
+      else {
+        leaders.set(k, []);
+        unique.push(p);
+      }
+    }
+    const settle = (p: Pending, outcome: { ok: true; result: IngestResult } | { ok: false; error: unknown }) => {
+      const followers = p.item.idempotencyKey === null ? [] : (leaders.get(`${p.item.triggerId}\u0000${p.item.idempotencyKey}`) ?? []);
+      if (outcome.ok) {
+        p.resolve(outcome.result);
+        for (const f of followers) f.resolve({ jobId: outcome.result.jobId, created: false });
+      } else {
+        p.reject(outcome.error);
+        for (const f of followers) f.reject(outcome.error);
+      }
+    };
+    try {
+      const results = await this.write(unique.map((p) => p.item));
+      unique.forEach((p, i) => settle(p, { ok: true, result: results[i]! }));
+    } catch (err) {
+      if (unique.length === 1) {
+        settle(unique[0]!, { ok: false, error: translate(err) });
+        return;
+      }
+      // One bad row (e.g. its trigger deleted meanwhile) must not fail its neighbours: retry alone.
+      await Promise.all(
+        unique.map(async (p) => {
+          try {
+            const [r] = await this.write([p.item]);
+            settle(p, { ok: true, result: r! });
+          } catch (e) {
+            settle(p, { ok: false, error: translate(e) });
+          }
+        }),
+      );
+    }
+  }
+
+  private async write(items: IngestItem[]): Promise<IngestResult[]> {
+    const jobIds = items.map(() => newId("job"));
+    const { rows } = await this.pool.query<{ job_id: string }>(INSERT_BATCH, [
+      jobIds,
+      items.map((i) => i.triggerId),
+      items.map((i) => i.accountId),
+      items.map((i) => i.agentId),
+      items.map((i) => i.idempotencyKey),
+      items.map((i) => i.payloadText),
+      items.map(() => newId("aud")),
+    ]);
+    const created = new Set(rows.map((r) => r.job_id));
+    if (created.size > 0) this.onCommitted([...created]);
+    const results: IngestResult[] = items.map((_, i) => ({ jobId: jobIds[i]!, created: created.has(jobIds[i]!) }));
+    const losers = items.map((item, i) => ({ item, i })).filter(({ i }) => !results[i]!.created);
+    if (losers.length > 0) {
+      // Keys already used within 24 h: answer with the first job's id.
+      const { rows: existing } = await this.pool.query<{ trigger_id: string; key: string; job_id: string }>(
+        `select trigger_id, key, job_id from idempotency_records
+         where (trigger_id, key) in (select * from unnest($1::text[], $2::text[]))`,
+        [losers.map((l) => l.item.triggerId), losers.map((l) => l.item.idempotencyKey)],
+      );
+      const byKey = new Map(existing.map((r) => [`${r.trigger_id}\u0000${r.key}`, r.job_id]));
+      for (const { item, i } of losers) {
+        const jobId = byKey.get(`${item.triggerId}\u0000${item.idempotencyKey}`);
+        if (!jobId) throw new AppError("service_unavailable", "Idempotency record changed concurrently; retry the request");
+        results[i] = { jobId, created: false };
+      }
+    }
+    return results;
+  }
+}
+
+function translate(err: unknown): unknown {
+  const code = (err as { code?: string })?.code;
+  // JSON that JavaScript accepts but jsonb does not (\u0000, lone surrogates).
+  if (code === "22P05" || code === "22P02" || code === "22032") return new AppError("invalid_json", "Request body is not valid JSON for storage (unsupported Unicode escape)");
+  if (code === "23503") return new AppError("trigger_not_found", "Trigger not found");
+  return err;
+}
