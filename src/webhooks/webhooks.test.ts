@@ -253,7 +253,8 @@ describe("job endpoints and transport rules", () => {
     const status = await getJson(`${idle.url}/api/agent-run-jobs/${id}/status`, { authorization: `Bearer ${admin}` });
     expect(status.status).toBe(200);
     expect(Object.keys(status.body).sort()).toEqual(["attempts", "created_at", "finished_at", "job_id", "started_at", "status"]);
-    for (const headers of [{}, { "x-trigger-secret": "whsec_wrong" }, { authorization: `Bearer ${otherAdmin}` }, { authorization: `Bearer ${app.operatorToken}` }]) {
+    const attempts: Record<string, string>[] = [{}, { "x-trigger-secret": "whsec_wrong" }, { authorization: `Bearer ${otherAdmin}` }, { authorization: `Bearer ${app.operatorToken}` }];
+    for (const headers of attempts) {
       for (const path of [`/api/agent-run-jobs/${id}/status`, `/api/agent-run-jobs/${id}/result`, `/api/runs/${id}`]) {
         const res = await getJson(`${idle.url}${path}`, headers);
         expect(res.status, `${path} ${JSON.stringify(headers)}`).toBe(404);
