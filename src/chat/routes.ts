@@ -135,6 +135,7 @@ export const chatRoutes: RouteModule = (runtime) => {
         }
         res.end("data: [DONE]\n\n");
       } catch (err) {
+        if (abort.signal.aborted) return; // the client left; nothing to answer
         if (!open) throw err;
         // Mid-stream failure: the status is already 200; tell the client in-band, as OpenAI does.
         const appError = err instanceof AppError ? err : new AppError("upstream_error", "The upstream stream failed");
