@@ -51,8 +51,11 @@ function moduleWrapper(): string {
   return `import run from "user-script"; globalThis.__run = run;`;
 }
 
+const NO_DEFAULT = "The script must `export default async function run(input, ctx)`";
+
 function errorText(ctx: QuickJSContext, handle: QuickJSHandle): string {
   const value = ctx.dump(handle) as unknown;
+  if (/Could not find export 'default'/.test(String((value as { message?: string })?.message ?? value))) return NO_DEFAULT;
   if (value && typeof value === "object") {
     const e = value as { name?: string; message?: string; stack?: string };
     const where = /user-script:(\d+)/.exec(e.stack ?? "");
