@@ -13,6 +13,7 @@ import { onShutdown } from "../entry/shutdown.js";
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "./embedded-postgres.js";
 import { startTemporalDevServer, type TemporalDevServerHandle } from "./temporal-dev-server.js";
 import { isAlive } from "./processes.js";
+import { providersMode } from "../providers/routing.js";
 import { removeRuntimeInfo, writeRuntimeInfo } from "./runtime-file.js";
 
 /**
@@ -75,6 +76,7 @@ function preflightConfig(): void {
 }
 
 function banner(config: Config, apiUrl: string): string {
+  const providers = providersMode(config);
   const lines = [
     "",
     "  Agent Gateway is running (development mode)",
@@ -85,6 +87,8 @@ function banner(config: Config, apiUrl: string): string {
     `  Temporal UI  ${temporalServer?.uiUrl ?? `external cluster at ${config.temporal.address} (namespace ${config.temporal.namespace})`}`,
     `  Data         ${dataDir}${postgres ? "" : "  (PostgreSQL: DATABASE_URL)"}`,
     `  Operator token  ${config.operatorToken}`,
+    `  Models       ${providers.mode === "live" ? "live upstreams" : `BUILT-IN SIMULATOR for ${providers.simulated.join(", ")}: answers are canned, not from a model`}`,
+    ...(providers.mode === "live" ? [] : [`               set ${providers.simulated.map((s) => `${s.toUpperCase()}_API_KEY`).join(" / ")} for real answers`]),
     "",
     "  Create an account and its admin token:",
     "    npm run admin -- create-account --name acme --balance 10",
