@@ -14,6 +14,7 @@ export class PgEvents {
   private closed = false;
   private connecting: Promise<void> | undefined;
   private retryDelay = 250;
+  private listening: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly databaseUrl: string,
@@ -70,7 +71,16 @@ export class PgEvents {
     if (!set) {
       set = new Set();
       this.handlers.set(channel, set);
-      if (this.client) await this.client.query(`LISTEN ${quoteIdent(channel)}`);
+      const client = this.client;
+      // One statement at a time on the listener connection (pg deprecates overlapping queries).
+      if (client) {
+        const run = this.listening.then(() => client.query(`LISTEN ${quoteIdent(channel)}`));
+        this.listening = run.then(
+          () => {},
+          () => {},
+        );
+        await run;
+      }
     }
     set.add(handler);
     return () => set!.delete(handler);
