@@ -1,9 +1,12 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities } from "@temporalio/workflow";
+import { ActivityFailure, ApplicationFailure, proxyActivities, proxyLocalActivities } from "@temporalio/workflow";
 import type { JobActivities } from "../src/jobs/activities.js";
 
 // Deterministic only: every side effect is an activity.
 
-const bookkeeping = proxyActivities<JobActivities>({
+// Status bookkeeping is a single short UPDATE: local activities (run in the worker that runs the
+// workflow task, no extra round trip through the task queue) keep webhook → done close to the
+// floor of a bare workflow. They are retried like normal activities and recorded in history.
+const bookkeeping = proxyLocalActivities<JobActivities>({
   startToCloseTimeout: "30 seconds",
   // Database hiccups: keep trying with backoff; the job must not be left half-written.
   retry: { initialInterval: "500 milliseconds", backoffCoefficient: 2, maximumInterval: "30 seconds", maximumAttempts: 50 },
@@ -40,7 +43,9 @@ export async function agentRun(jobId: string): Promise<void> {
   await bookkeeping.markJobDone(jobId);
 }
 
+const maintenance = proxyActivities<JobActivities>({ startToCloseTimeout: "10 minutes", retry: { maximumAttempts: 5 } });
+
 /** Run by the retention Schedule. */
 export async function purgePayloads(): Promise<number> {
-  return bookkeeping.purgeExpiredPayloads();
+  return maintenance.purgeExpiredPayloads();
 }

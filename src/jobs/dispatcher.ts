@@ -21,6 +21,7 @@ export class Dispatcher {
   /** After a failed start, skip the immediate path for a while; the loop catches up. */
   private unhealthyUntil = 0;
   private sweeping = false;
+  private lastSweepFull = false;
 
   constructor(
     private readonly runtime: Runtime,
@@ -104,6 +105,7 @@ export class Dispatcher {
       );
       let i = 0;
       let failed = false;
+      this.lastSweepFull = false;
       const lane = async () => {
         while (i < rows.length && !failed && !this.stopped) {
           const id = rows[i++]!.id;
@@ -115,9 +117,10 @@ export class Dispatcher {
           }
         }
       };
-      await Promise.all(Array.from({ length: Math.min(16, rows.length) }, lane));
+      await Promise.all(Array.from({ length: Math.min(this.concurrency, rows.length) }, lane));
       await this.flushMarks();
       if (!failed && started > 0) this.unhealthyUntil = 0;
+      this.lastSweepFull = !failed && rows.length === 500;
     } finally {
       this.sweeping = false;
     }
@@ -132,8 +135,10 @@ export class Dispatcher {
           if (/pool after calling end|Connection terminated/i.test(String(err))) this.stop();
           else this.runtime.log.warn({ err: String(err) }, "dispatcher sweep failed");
         })
+        .then((started) => started)
         .finally(() => {
-          if (!this.stopped) this.loopTimer = setTimeout(tick, this.options.sweepEveryMs ?? 1000).unref();
+          // A full batch means a backlog: go again at once instead of waiting for the next tick.
+          if (!this.stopped) this.loopTimer = setTimeout(tick, this.lastSweepFull ? 0 : (this.options.sweepEveryMs ?? 1000)).unref();
         });
     };
     this.loopTimer = setTimeout(tick, this.options.sweepEveryMs ?? 1000).unref();

@@ -42,13 +42,11 @@ describe("QuickJS sandbox", () => {
   });
 
   it("stops an infinite loop at the deadline, including one after an await", async () => {
-    const t = Date.now();
     const e = await failure(run("while (true) {}"));
     expect(e.kind).toBe("timeout");
     expect(e.message).toMatch(/time limit of 1500 ms/);
     const e2 = await failure(run("await ctx.chat({}); for(;;){}", null, async () => ({ content: "x" })));
     expect(e2.kind).toBe("timeout");
-    expect(Date.now() - t).toBeLessThan(10_000);
   });
 
   it("fails a memory bomb at the memory cap without harming the host", async () => {
@@ -85,11 +83,11 @@ describe("QuickJS sandbox", () => {
   });
 
   it("runs 20 scripts at once while another thread is stuck in a loop", async () => {
-    const loop = failure(run("while (true) {}"));
-    const t = Date.now();
+    let loopSettled = false;
+    const loop = failure(run("while (true) {}")).finally(() => (loopSettled = true));
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => run("return input * 2;", i)));
     expect(results).toEqual(Array.from({ length: 20 }, (_, i) => i * 2));
-    expect(Date.now() - t).toBeLessThan(1500); // done before the loop's deadline
+    expect(loopSettled).toBe(false); // the 20 finished while the loop was still running
     expect((await loop).kind).toBe("timeout");
   });
 
