@@ -1,0 +1,18 @@
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vite";
+
+const webDir = fileURLToPath(new URL(".", import.meta.url));
+
+/** The web console: web/ → dist/web, served by the API at `/` (src/console/routes.ts). */
+export default defineConfig({
+  root: webDir,
+  base: "/",
+  publicDir: false,
+  logLevel: "warn",
+  build: {
+    outDir: fileURLToPath(new URL("../dist/web", import.meta.url)),
+    emptyOutDir: true,
+    sourcemap: true,
+    target: "es2022",
+  },
+});
