@@ -80,6 +80,10 @@ describe("web console in Chromium", () => {
     expect(apiMiss.status).toBe(404);
     expect(apiMiss.headers.get("content-type")).toContain("application/json");
     expect((await fetch(`${app.url}/assets/missing.js`)).status).toBe(404);
+    expect((await fetch(`${app.url}/nope`)).status).toBe(404); // API clients keep their JSON 404s
+    const deep = await fetch(`${app.url}/agents`, { headers: { accept: "text/html,application/xhtml+xml" } });
+    expect(deep.status).toBe(200); // SPA fallback for browser navigations
+    expect(deep.headers.get("content-type")).toContain("text/html");
   });
 
   it("signs in with an admin token and shows the account name and balance", async () => {
@@ -117,6 +121,13 @@ describe("web console in Chromium", () => {
     expect(agentUrl).toMatch(/#\/agents\/agt_/);
     expect(await page.getByLabel("Default model").inputValue()).toBe("provider_b/model-haiku-4-5-20251001");
     expect(await page.locator("text=automation (script)").count()).toBeGreaterThan(0);
+    // Edit: a change is saved through updateAgent and survives a reload.
+    await page.getByLabel("Instructions").fill("Double the number, always.");
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+    await page.reload();
+    await page.getByRole("heading", { name: "Doubler", level: 1 }).waitFor();
+    expect(await page.getByLabel("Instructions").inputValue()).toBe("Double the number, always.");
   });
 
   it("creates a key and shows it exactly once; remember/forget fills the code examples", async () => {
@@ -288,6 +299,27 @@ describe("web console in Chromium", () => {
     await row.waitFor();
     expect(await row.innerText()).toContain("boom: bad input");
     await shot("12-trigger-failed-run");
+  });
+
+  it("falls back to polling when the graphql-ws socket is down", async () => {
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      await ctx.routeWebSocket(/\/graphql$/, (ws) => ws.close({ code: 1011, reason: "blocked by the test" }));
+      const p = await ctx.newPage();
+      p.setDefaultTimeout(15_000);
+      await p.goto(app.url);
+      await p.getByLabel("Admin token").fill(admin);
+      await p.getByRole("button", { name: "Sign in" }).click();
+      await p.goto(`${app.url}/#/triggers/${triggerId}`);
+      await p.getByText("○ Polling").waitFor();
+      await p.getByRole("textbox", { name: "JSON payload" }).fill('{"n": 50}');
+      await p.getByRole("button", { name: "Send test" }).click();
+      const result = p.locator("[data-testid=test-result-json]");
+      await result.waitFor();
+      expect(JSON.parse(await result.innerText())).toEqual({ doubled: 100 });
+    } finally {
+      await ctx.close();
+    }
   });
 
   it("edits the description and sets a custom secret", async () => {

@@ -9,6 +9,10 @@ export default defineConfig({
   base: "/",
   publicDir: false,
   logLevel: "warn",
+  mode: "production",
+  // Always React's production build, whatever NODE_ENV the caller runs with (vitest sets "test").
+  define: { "process.env.NODE_ENV": JSON.stringify("production") },
+  oxc: { jsx: { runtime: "automatic", development: false } },
   build: {
     outDir: fileURLToPath(new URL("../dist/web", import.meta.url)),
     emptyOutDir: true,

@@ -22,7 +22,8 @@ export const consoleRoutes: RouteModule = () => {
   );
   router.use((req, res, next) => {
     if ((req.method !== "GET" && req.method !== "HEAD") || RESERVED.test(req.path)) return next();
-    if (req.path !== "/" && !req.accepts("html")) return next();
+    // Browser navigations ask for text/html explicitly; API clients (Accept: */* or JSON) keep their 404s.
+    if (req.path !== "/" && !String(req.headers.accept ?? "").includes("text/html")) return next();
     if (/\.[A-Za-z0-9]+$/.test(req.path) && req.path !== "/index.html") return next(); // a missing file stays a 404
     if (!existsSync(index)) {
       res

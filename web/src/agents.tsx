@@ -295,9 +295,6 @@ export function AgentPage({ id }: { id: string }) {
         <span className="badge">{agent.kind === "AUTOMATION" ? "automation (script)" : "chat"}</span>
       </div>
       <nav className="toc" aria-label="On this page">
-        <a href="#settings" onClick={jump("settings")}>
-          Settings
-        </a>
         <a href="#keys" onClick={jump("keys")}>
           API keys
         </a>
@@ -307,12 +304,10 @@ export function AgentPage({ id }: { id: string }) {
         <a href="#agent-triggers" onClick={jump("agent-triggers")}>
           Triggers
         </a>
+        <a href="#settings" onClick={jump("settings")}>
+          Settings
+        </a>
       </nav>
-
-      <section className="panel" id="settings" aria-labelledby="settings-h">
-        <h2 id="settings-h">Settings</h2>
-        <AgentForm agent={agent} submitLabel="Save changes" onSaved={(a) => setData(a)} />
-      </section>
 
       <KeysPanel agent={agent} reload={reload} />
       <ExamplesPanel agent={agent} />
@@ -326,6 +321,12 @@ export function AgentPage({ id }: { id: string }) {
           <p className="help">This agent has no script: a webhook's payload is sent to its model as a user message and the answer is the job's result.</p>
         ) : null}
         <TriggerList triggers={agent.triggers} showAgent={false} empty="No triggers for this agent yet. Create one to get a webhook URL and a secret." />
+      </section>
+
+
+      <section className="panel" id="settings" aria-labelledby="settings-h">
+        <h2 id="settings-h">Settings</h2>
+        <AgentForm agent={agent} submitLabel="Save changes" onSaved={(a) => setData(a)} />
       </section>
 
       <section className="panel danger-zone" aria-labelledby="danger-h">
