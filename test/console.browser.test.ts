@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { startTestApp, type TestApp } from "./helpers/app.js";
-import { createAccount } from "./helpers/graphql.js";
+import { createAccount, gql } from "./helpers/graphql.js";
 import { ensureConsoleBuilt } from "../src/console/build.js";
 import { projectRoot } from "../src/console/paths.js";
 
@@ -133,6 +133,12 @@ describe("web console in Chromium", () => {
   it("creates a key and shows it exactly once; remember/forget fills the code examples", async () => {
     await page.getByRole("button", { name: "Create key" }).click();
     const dialog = page.getByRole("dialog", { name: "Create an API key" });
+    // Focus moves into the dialog, Escape closes it and focus returns to the button that opened it.
+    expect(await page.evaluate(() => (document.activeElement as HTMLElement | null)?.closest("dialog") != null && document.activeElement?.tagName)).toBe("INPUT");
+    await page.keyboard.press("Escape");
+    await dialog.waitFor({ state: "hidden" });
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Create key");
+    await page.keyboard.press("Enter");
     await dialog.getByLabel("Key name").fill("production");
     await dialog.getByRole("button", { name: "Create key" }).click();
     const shown = page.getByRole("dialog", { name: "Your new API key" });
@@ -322,7 +328,28 @@ describe("web console in Chromium", () => {
     }
   });
 
+  it("an agent without a script: the test's result links to its thread, which shows the messages", async () => {
+    const r = await gql<{ createAgent: { id: string } }>(app.url, admin, `mutation { createAgent(input: { name: "Echo", instructions: "Be brief." }) { id } }`);
+    const t = await gql<{ createTrigger: { trigger: { id: string } } }>(app.url, admin, `mutation($a: ID!) { createTrigger(agentId: $a) { trigger { id } } }`, {
+      a: r.data!.createAgent.id,
+    });
+    await page.goto(`${app.url}/#/triggers/${t.data!.createTrigger.trigger.id}`);
+    await page.getByRole("heading", { name: "Trigger", level: 1 }).waitFor();
+    await page.getByRole("textbox", { name: "JSON payload" }).fill('{"question": "what is 2+2?"}');
+    await page.getByRole("button", { name: "Send test" }).click();
+    await page.locator("[data-testid=test-result-json]").waitFor({ timeout: 30_000 });
+    await page.locator("[data-testid=logs]").getByRole("link", { name: "View thread" }).waitFor();
+    await page.locator("[data-testid=test-result]").getByRole("link", { name: /^thr_/ }).click();
+    await page.getByRole("heading", { name: "Thread", level: 1 }).waitFor();
+    await page.locator(".message.role-user").filter({ hasText: "what is 2+2?" }).waitFor();
+    await page.locator(".message.role-assistant").first().waitFor();
+    await page.goBack();
+    await page.getByRole("heading", { name: "Trigger", level: 1 }).waitFor();
+  });
+
   it("edits the description and sets a custom secret", async () => {
+    await page.goto(`${app.url}/#/triggers/${triggerId}`);
+    await page.getByRole("heading", { name: "Orders from the shop", level: 1 }).waitFor();
     await page.getByRole("button", { name: "Edit description" }).click();
     await page.getByLabel("Description", { exact: true }).fill("Orders (v2)");
     await page.getByRole("button", { name: "Save", exact: true }).click();
@@ -367,7 +394,9 @@ describe("web console in Chromium", () => {
     await page.getByRole("button", { name: "Delete agent…" }).click();
     await page.getByRole("dialog", { name: "Delete Doubler?" }).getByRole("button", { name: "Delete agent" }).click();
     await page.getByRole("heading", { name: "Agents", level: 1 }).waitFor();
-    await page.getByText("No agents yet.").waitFor();
+    await page.getByRole("link", { name: "Echo" }).waitFor();
+    expect(await page.getByRole("link", { name: "Doubler" }).count()).toBe(0);
+    await shot("15-agents-list");
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByLabel("Admin token").waitFor();
     expect(await page.evaluate(() => sessionStorage.getItem("agw.adminToken"))).toBeNull();

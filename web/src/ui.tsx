@@ -44,7 +44,7 @@ export function CopyField({ label, value, multiline, mono = true, hidden }: { la
         <CopyButton text={value} what={label.toLowerCase()} />
       </div>
       {multiline ? (
-        <pre id={id} className="code" tabIndex={0} aria-label={label}>
+        <pre id={id} className="code wrap" tabIndex={0} aria-label={label}>
           {value}
         </pre>
       ) : (
