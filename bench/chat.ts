@@ -2,7 +2,7 @@ import "reflect-metadata";
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { tmpdir, cpus } from "node:os";
+import { tmpdir, cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import autocannon from "autocannon";
@@ -19,9 +19,14 @@ import { newId, randomBase62 } from "../src/infra/ids.js";
  * the mock directly, this gateway (thread persistence, billing and rate limiting on: every request
  * opens a thread, holds, settles and stores two messages) and Portkey's open-source gateway routed
  * to the same mock. Reports req/s and the latency added over the direct baseline; writes the
- * "Chat" section of BENCHMARKS.md. Env: BENCH_CONNECTIONS (default 50), BENCH_DURATION s (10).
+ * "Chat" section of BENCHMARKS.md (unless BENCH_WRITE=0). Env: BENCH_CONNECTIONS, a comma-separated
+ * list of concurrency levels (default 1,10,50: low concurrency shows per-request work, 50 shows
+ * throughput under saturation), BENCH_DURATION s per cell (10).
  */
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const CONNECTION_LEVELS = String(process.env.BENCH_CONNECTIONS ?? "1,10,50")
+  .split(",")
+  .map((s) => Number(s.trim()))
+  .filter((n) => Number.isInteger(n) && n > 0);
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const MODEL = "provider_a/model-2.5-flash";
 const children: ChildProcess[] = [];
@@ -55,14 +60,14 @@ interface Target {
   model: string;
 }
 
-async function load(t: Target, stream: boolean, duration: number) {
+async function load(t: Target, stream: boolean, duration: number, connections: number) {
   const body = JSON.stringify({ model: t.model, messages: [{ role: "user", content: "Say hello in five words." }], max_tokens: 64, ...(stream ? { stream: true } : {}) });
   const r = await autocannon({
     url: t.url,
     method: "POST",
     headers: { "content-type": "application/json", ...t.headers },
     body,
-    connections: CONNECTIONS,
+    connections,
     duration,
   });
   const non2xx = r.non2xx + r.errors + r.timeouts;
@@ -96,11 +101,13 @@ try {
   await pool.end();
 
   const gwPort = await freePort();
-  start("gateway", ["--import", "@swc-node/register/esm-register", "src/entry/serve.ts"], {
+  // BENCH_GATEWAY_NODE_ARGS: extra node flags for the gateway only (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+  const gwNodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? "").split(" ").filter(Boolean);
+  start("gateway", [...gwNodeArgs, "--import", "@swc-node/register/esm-register", "src/entry/serve.ts"], {
     NODE_ENV: "development",
     DATA_DIR: join(dir, "data"),
     DATABASE_URL: databaseUrl,
-    DATABASE_POOL_SIZE: "20",
+    DATABASE_POOL_SIZE: process.env.BENCH_POOL_SIZE ?? "20",
     TEMPORAL_ADDRESS: "127.0.0.1:1", // lazy client; chat never touches Temporal
     OPERATOR_TOKEN: `opr_${randomBase62(32)}`,
     SECRET_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
@@ -132,31 +139,39 @@ try {
   }
 
   const rows: string[] = [];
-  for (const stream of [false, true]) {
-    const results = [];
-    for (const t of targets) {
-      await load(t, stream, 2); // warm-up (JIT, connection pools, key cache)
-      const r = await load(t, stream, DURATION);
-      say(`${stream ? "stream    " : "non-stream"} ${t.name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx/errors ${r.non2xx}`);
-      results.push({ t, r });
-    }
-    const base = results[0]!.r;
-    for (const { t, r } of results) {
-      // A target that mostly failed answers fast with errors: its latency is not comparable.
-      if (r.non2xx > r.total / 2) {
-        rows.push(`| ${stream ? "stream" : "non-stream"} | ${t.name} | failed | — | — | — (most requests failed, see notes) | ${r.non2xx} |`);
-        continue;
+  const load0 = loadavg()[0]!.toFixed(2);
+  for (const connections of CONNECTION_LEVELS) {
+    for (const stream of [false, true]) {
+      const results = [];
+      for (const t of targets) {
+        await load(t, stream, 2, connections); // warm-up (JIT, connection pools, key cache)
+        const r = await load(t, stream, DURATION, connections);
+        say(`c=${connections} ${stream ? "stream    " : "non-stream"} ${t.name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx/errors ${r.non2xx}`);
+        results.push({ t, r });
       }
-      const added = t === targets[0] ? "—" : `+${(r.p50 - base.p50).toFixed(1)} ms / +${(r.p99 - base.p99).toFixed(1)} ms`;
-      rows.push(`| ${stream ? "stream" : "non-stream"} | ${t.name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${added} | ${r.non2xx} |`);
+      const base = results[0]!.r;
+      const mode = stream ? "stream" : "non-stream";
+      for (const { t, r } of results) {
+        // A target that mostly failed answers fast with errors: its latency is not comparable.
+        if (r.non2xx > r.total / 2) {
+          rows.push(`| ${connections} | ${mode} | ${t.name} | failed | — | — | — | — (most requests failed, see notes) | ${r.non2xx} |`);
+          continue;
+        }
+        // autocannon's percentiles are whole milliseconds; the mean of a closed loop is exact
+        // (Little's law: connections / throughput), so it shows sub-millisecond differences.
+        const mean = (x: { rps: number }) => (connections / x.rps) * 1000;
+        const added =
+          t === targets[0] ? "—" : `+${(mean(r) - mean(base)).toFixed(2)} / +${(r.p50 - base.p50).toFixed(0)} / +${(r.p99 - base.p99).toFixed(0)}`;
+        rows.push(`| ${connections} | ${mode} | ${t.name} | ${r.rps.toFixed(0)} | ${mean(r).toFixed(2)} | ${r.p50} | ${r.p99} | ${added} | ${r.non2xx} |`);
+      }
     }
   }
   const section = [
     "## Chat",
     "",
-    `Command: \`npm run bench:chat\` (BENCH_CONNECTIONS=${CONNECTIONS}, BENCH_DURATION=${DURATION}). Run on ${new Date().toISOString().slice(0, 10)}, ${cpus().length} CPUs (${cpus()[0]?.model ?? "unknown"}), Node ${process.version}.`,
+    `Command: \`BENCH_CONNECTIONS=${CONNECTION_LEVELS.join(",")} BENCH_DURATION=${DURATION} npm run bench:chat\`. Run on ${new Date().toISOString().slice(0, 10)}, ${cpus().length} CPUs (${cpus()[0]?.model ?? "unknown"}), Node ${process.version}, 1-min load average ${load0} at the start.`,
     "",
-    `One zero-think-time mock upstream (OpenAI wire format, \`bench/chat-mock.ts\`), autocannon with ${CONNECTIONS} connections for ${DURATION} s per cell after a 2 s warm-up, the same request body`,
+    `One zero-think-time mock upstream (OpenAI wire format, \`bench/chat-mock.ts\`), autocannon with ${CONNECTION_LEVELS.join(" / ")} connections for ${DURATION} s per cell after a 2 s warm-up, the same request body`,
     "(one user message, max_tokens 64). This gateway runs as `src/entry/serve.ts` on an embedded PostgreSQL with everything on: API-key auth, the",
     "PostgreSQL-backed per-key rate limiter, a new thread per request (insert + two stored messages), hold and settle with ledger rows.",
     "Portkey's gateway (`@portkey-ai/gateway`, `build/start-server.js --headless`) forwards to the same mock as an OpenAI provider with a custom host and stores nothing.",
@@ -164,15 +179,15 @@ try {
     "Notes: Portkey 1.15.2 answers every streamed request to an OpenAI custom host with HTTP 500 on this machine (its log: `TypeError: immutable` in",
     "`updateHeaders`, on Node 24 and Node 20 alike), so its stream row is marked failed. autocannon measures a streamed request until its last byte.",
     "",
-    "| mode | target | req/s | p50 ms | p99 ms | added p50 / p99 over direct | non-2xx + errors |",
-    "|---|---|---|---|---|---|---|",
+    "| connections | mode | target | req/s | mean ms | p50 ms | p99 ms | added mean / p50 / p99 ms over direct | non-2xx + errors |",
+    "|---|---|---|---|---|---|---|---|---|",
     ...rows,
     "",
   ].join("\n");
   const file = "BENCHMARKS.md";
   const current = existsSync(file) ? readFileSync(file, "utf8") : "# Benchmarks\n\n";
   const next = /^## Chat\n/m.test(current) ? current.replace(/^## Chat\n[\s\S]*?(?=^## |(?![\s\S]))/m, `${section}\n`) : `${current.trimEnd()}\n\n${section}`;
-  writeFileSync(file, next);
+  if (process.env.BENCH_WRITE !== "0") writeFileSync(file, next);
   process.stdout.write(`${section}\n`);
 } finally {
   for (const c of children) c.kill("SIGTERM");

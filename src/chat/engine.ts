@@ -6,6 +6,7 @@ import { callModel, ClientAborted, type ChatMessage, type FinishReason } from ".
 import { SUPPORTED_MODELS, isSupportedModel } from "../providers/models.js";
 import { finishTurn, leaseThread, openThreadWithHold } from "../threads/store.js";
 import type { Runtime } from "../runtime/runtime.js";
+import { consumeRateLimit, rateLimitError, rateLimitState, type RateLimitState } from "./rate-limit.js";
 
 /**
  * One chat turn, independent of HTTP: model choice, thread lease and history, hold, upstream
@@ -32,12 +33,19 @@ export interface TurnInput {
   stop?: string[];
   /** The API key the call came with: the hold re-checks it exists (exact revocation). */
   keyId?: string;
+  /**
+   * Count this turn in the key's rate-limit window (chat API). For a new thread the count runs in
+   * the same statement as the hold; for a continuation it runs alone before the lease. `onState`
+   * sees the window (for the response headers) before a 429 is thrown. The counter table must
+   * exist (KeyRateLimiter.ensureTable).
+   */
+  rateLimit?: { keyId: string; limit: number; onState?: (s: RateLimitState) => void };
 }
 
 export interface TurnHooks {
   stream?: boolean;
   /** Called once the turn is accepted (thread leased, hold placed), before the upstream call. */
-  onStart?: (info: { threadId: string; model: string }) => void;
+  onStart?: (info: { id: string; threadId: string; model: string }) => void;
   onDelta?: (text: string) => void;
   signal?: AbortSignal;
 }
@@ -100,6 +108,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
   let hold: number;
   if (input.threadId) {
     threadId = input.threadId;
+    if (input.rateLimit) await consumeRateLimit(pool, input.rateLimit.keyId, input.rateLimit.limit, input.rateLimit.onState);
     const leased = await leaseThread(pool, { threadId, accountId: agent.accountId, agentId: agent.id, leaseMs });
     baseSeq = leased.messageCount;
     upstreamMessages = [...system, ...leased.history, ...input.messages];
@@ -115,8 +124,23 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     threadId = newId("thr");
     upstreamMessages = [...system, ...input.messages];
     hold = holdMicros(price, upstreamMessages, maxTokens);
-    const held = await openThreadWithHold(pool, { threadId, accountId: agent.accountId, agentId: agent.id, hold, reference: id, keyId: input.keyId, leaseMs });
-    if (!held) throw await refusal(runtime, agent.accountId, input.keyId);
+    const rl = input.rateLimit;
+    const opened = await openThreadWithHold(pool, {
+      threadId,
+      accountId: agent.accountId,
+      agentId: agent.id,
+      hold,
+      reference: id,
+      keyId: input.keyId,
+      leaseMs,
+      rateLimit: rl && { keyId: rl.keyId, limit: rl.limit },
+    });
+    if (rl && opened.rateLimit) {
+      const state = rateLimitState(rl.limit, opened.rateLimit.points, opened.rateLimit.expire, opened.rateLimit.now);
+      rl.onState?.(state);
+      if (opened.rateLimit.points > rl.limit) throw rateLimitError(state);
+    }
+    if (!opened.ok) throw await refusal(runtime, agent.accountId, input.keyId);
   }
 
   const progress = { text: "", emitted: false } as { text: string; emitted: boolean; promptTokens?: number; completionTokens?: number };
@@ -126,7 +150,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
   let completionTokens: number;
   let aborted = false;
   try {
-    hooks.onStart?.({ threadId, model });
+    hooks.onStart?.({ id, threadId, model });
     const result = await callModel(
       config,
       runtime.metrics,

@@ -4,9 +4,9 @@ import { errorBody } from "../errors/http.js";
 import { KeyAuthenticator } from "../keys/auth.js";
 import { SUPPORTED_MODELS } from "../providers/models.js";
 import type { RouteModule } from "../http/server.js";
-import { executeTurn, type TurnResult } from "./engine.js";
-import { KeyRateLimiter, rateLimitHeaders } from "./rate-limit.js";
-import { parseChatRequest } from "./request.js";
+import { chooseModel, executeTurn, type TurnResult } from "./engine.js";
+import { KeyRateLimiter, rateLimitHeaders, type RateLimitState } from "./rate-limit.js";
+import { parseChatRequest, type ChatRequest } from "./request.js";
 
 /** The OpenAI-compatible facade: POST /api/v1/chat/completions, GET /api/v1/models. */
 
@@ -47,9 +47,20 @@ export const chatRoutes: RouteModule = (runtime) => {
     express.json({ limit: "4mb", type: () => true }),
     async (req, res) => {
       const principal = await auth(req);
-      const rl = await limiter.consume(principal.keyId, principal.rateLimitPerMinute);
-      for (const [k, v] of Object.entries(rateLimitHeaders(rl))) res.setHeader(k, v);
-      const chat = parseChatRequest(req.body);
+      const onState = (s: RateLimitState) => {
+        const h = rateLimitHeaders(s);
+        for (const k in h) res.setHeader(k, h[k]!);
+      };
+      await limiter.ensureTable(); // once per process; a resolved promise afterwards
+      let chat: ChatRequest;
+      try {
+        chat = parseChatRequest(req.body);
+        chooseModel(principal.agent, chat.model);
+      } catch (err) {
+        // Refused before the hold: the request still counts (and a 429 wins over a 400).
+        await limiter.consume(principal.keyId, principal.rateLimitPerMinute, onState);
+        throw err;
+      }
       const created = Math.floor(Date.now() / 1000);
       const input = {
         agent: principal.agent,
@@ -61,6 +72,8 @@ export const chatRoutes: RouteModule = (runtime) => {
         temperature: chat.temperature,
         topP: chat.topP,
         stop: chat.stop,
+        // Counted in the same statement as the hold (new thread) or just before the lease.
+        rateLimit: { keyId: principal.keyId, limit: principal.rateLimitPerMinute, onState },
       };
 
       if (!chat.stream) {
@@ -98,6 +111,25 @@ export const chatRoutes: RouteModule = (runtime) => {
           thread_id: threadId,
           ...extra,
         })}\n\n`;
+      // Chunks produced in one turn of the event loop (the SSE events of one upstream read) leave
+      // in one socket write: they are joined and written once the turn is over. Nothing waits for
+      // a later event, so a client sees every token as soon as it would have without this.
+      // (Not res.cork(): on a chunked response, Node drops corked writes that precede end().)
+      let pending = "";
+      const flush = () => {
+        const data = pending;
+        pending = "";
+        if (data && !res.writableEnded && !res.destroyed) res.write(data);
+      };
+      const write = (data: string) => {
+        if (!pending) setImmediate(flush);
+        pending += data;
+      };
+      const end = (data: string) => {
+        const all = pending + data;
+        pending = "";
+        res.end(all);
+      };
       // Headers go out with the first token, so an upstream failure before it still gets a real
       // HTTP status (and the SDK's typed error) instead of a broken 200 stream.
       const openStream = () => {
@@ -108,38 +140,38 @@ export const chatRoutes: RouteModule = (runtime) => {
         res.setHeader("cache-control", "no-cache");
         res.setHeader("connection", "keep-alive");
         res.setHeader("x-accel-buffering", "no");
-        res.flushHeaders();
-        res.write(chunk({ role: "assistant", content: "" }, null));
+        write(chunk({ role: "assistant", content: "" }, null)); // sends the headers with it
       };
       try {
         const r = await executeTurn(runtime, input, {
           stream: true,
           signal: abort.signal,
           onStart: (info) => {
+            id = info.id;
             threadId = info.threadId;
             model = info.model;
           },
           onDelta: (text) => {
             openStream();
-            if (!res.destroyed) res.write(chunk({ content: text }, null));
+            if (!res.destroyed) write(chunk({ content: text }, null));
           },
         });
         id = r.id;
         if (r.aborted || res.destroyed) return;
         openStream();
-        res.write(chunk({}, r.finishReason));
+        write(chunk({}, r.finishReason));
         if (chat.includeUsage) {
-          res.write(
+          write(
             `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, system_fingerprint: null, choices: [], usage: usageOf(r), thread_id: threadId })}\n\n`,
           );
         }
-        res.end("data: [DONE]\n\n");
+        end("data: [DONE]\n\n");
       } catch (err) {
         if (abort.signal.aborted) return; // the client left; nothing to answer
         if (!open) throw err;
         // Mid-stream failure: the status is already 200; tell the client in-band, as OpenAI does.
         const appError = err instanceof AppError ? err : new AppError("upstream_error", "The upstream stream failed");
-        if (!res.destroyed) res.end(`data: ${JSON.stringify(errorBody(appError, true))}\n\n`);
+        if (!res.destroyed) end(`data: ${JSON.stringify(errorBody(appError, true))}\n\n`);
       }
     },
   );

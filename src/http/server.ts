@@ -3,12 +3,12 @@ import { createServer as createHttpsServer } from "node:https";
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import express, { type Router } from "express";
-import { pinoHttp } from "pino-http";
 import { errorHandler, notFoundHandler } from "../errors/http.js";
 import { buildGraphQLSchema } from "../graphql/schema.js";
 import { mountGraphQL } from "../graphql/server.js";
 import { healthRoutes } from "../health/routes.js";
 import type { Runtime } from "../runtime/runtime.js";
+import type { Logger } from "../infra/logger.js";
 
 export interface ApiServer {
   url: string;
@@ -34,21 +34,7 @@ export async function startApi(runtime: Runtime, options: { port?: number; host?
   server.keepAliveTimeout = 65_000;
 
   app.use(runtime.metrics.middleware());
-  app.use(
-    pinoHttp({
-      logger: log,
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? "error" : res.statusCode >= 400 ? "info" : "debug"),
-      // Never log bodies or query strings: payloads and tokens live there.
-      serializers: {
-        req: (req: { method: string; url: string; headers: Record<string, unknown> }) => ({
-          method: req.method,
-          url: String(req.url).split("?")[0],
-          headers: req.headers,
-        }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-    }),
-  );
+  app.use(requestLog(log));
   app.use(healthRoutes(runtime));
   const schema = await buildGraphQLSchema();
   const graphql = await mountGraphQL(runtime, schema, server);
@@ -86,5 +72,39 @@ export async function startApi(runtime: Runtime, options: { port?: number; host?
       })();
       return closing;
     },
+  };
+}
+
+/**
+ * One log line per finished or aborted request, at `debug` below 400, `info` for 4xx and `error`
+ * for 5xx (what pino-http did here before), but with no per-request work unless that
+ * level is enabled: no child logger, no request id, no header serialisation on the hot path.
+ * Never logs bodies or query strings (payloads and tokens live there); credential headers are
+ * redacted by the logger.
+ */
+function requestLog(log: Logger): express.RequestHandler {
+  return (req, res, next) => {
+    const started = Date.now();
+    const done = (err?: unknown) => {
+      res.off("close", done);
+      res.off("finish", done);
+      res.off("error", done);
+      const aborted = !res.writableEnded;
+      const level = err || res.statusCode >= 500 ? "error" : res.statusCode >= 400 ? "info" : "debug";
+      if (!log.isLevelEnabled(level)) return;
+      log[level](
+        {
+          req: { method: req.method, url: String(req.originalUrl ?? req.url).split("?")[0], headers: req.headers },
+          res: { statusCode: res.statusCode },
+          responseTime: Date.now() - started,
+          ...(err ? { err } : {}),
+        },
+        aborted ? "request aborted" : err || res.statusCode >= 500 ? "request errored" : "request completed",
+      );
+    };
+    res.on("close", done);
+    res.on("finish", done);
+    res.on("error", done);
+    next();
   };
 }

@@ -1,16 +1,30 @@
-import { randomBytes } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
-/** Base62 of `bytes` random bytes: URL-safe, copy-paste-safe (double-click selects it whole). */
+/** Random bytes drawn from a refilled buffer: one CSPRNG call per 4 KiB instead of one per id. */
+const pool = Buffer.allocUnsafe(4096);
+let poolAt = pool.length;
+
+function randomByte(): number {
+  if (poolAt === pool.length) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  return pool[poolAt++]!;
+}
+
+/**
+ * Base62 with at least `bytes` × 8 bits of randomness: URL-safe, copy-paste-safe (double-click
+ * selects it whole). Each character is an unbiased draw (bytes >= 248 are rejected), so the
+ * string has ceil(bytes × 8 / log2 62) characters, as many as base62 of a `bytes`-byte number.
+ */
 export function randomBase62(bytes: number): string {
-  const buf = randomBytes(bytes);
-  let n = BigInt(`0x${buf.toString("hex")}`);
   const length = Math.ceil((bytes * 8) / Math.log2(62));
   let out = "";
-  for (let i = 0; i < length; i++) {
-    out = BASE62[Number(n % 62n)] + out;
-    n /= 62n;
+  while (out.length < length) {
+    const b = randomByte();
+    if (b < 248) out += BASE62[b % 62];
   }
   return out;
 }

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { AppError } from "../errors/app-error.js";
 import type { ChatMessage } from "../providers/types.js";
+import { rateLimitCte, rateLimitParams } from "../chat/rate-limit.js";
 
 /**
  * Thread persistence for the chat hot path, in hand-written SQL (one round trip per step).
@@ -10,22 +11,45 @@ import type { ChatMessage } from "../providers/types.js";
 
 /**
  * Opens a new thread together with the hold, in one statement: no thread is created for a
- * request that is refused for balance (or a key deleted a moment ago).
+ * request that is refused for balance (or a key deleted a moment ago). With `rateLimit`, the same
+ * statement first counts the request in the key's rate-limit window (src/chat/rate-limit.ts) and
+ * places nothing when that count is over the limit: one round trip for rate limit + hold + thread.
  */
-export async function openThreadWithHold(
-  pool: pg.Pool,
-  a: { threadId: string; accountId: string; agentId: string; hold: number; reference: string; keyId?: string; leaseMs: number },
-): Promise<boolean> {
-  const { rows } = await pool.query<{ ok: boolean }>(
-    `with h as (update accounts set balance_micros = balance_micros - $2
-                 where id = $1 and balance_micros >= $2 and ($4::text is null or exists (select 1 from api_keys where id = $4)) returning id),
+const OPEN_SQL = (withRateLimit: boolean) => `with ${withRateLimit ? `${rateLimitCte(8, 9, 10)},` : ""}
+          h as (update accounts set balance_micros = balance_micros - $2
+                 where id = $1 and balance_micros >= $2 and ($4::text is null or exists (select 1 from api_keys where id = $4))
+                 ${withRateLimit ? "and (select points from rl) <= $11::int" : ""} returning id),
           l as (insert into ledger_entries (account_id, amount_micros, kind, reference, created_at) select $1, -$2::bigint, 'hold', $3, now() from h),
           t as (insert into threads (id, account_id, agent_id, busy_until, message_count, created_at, updated_at)
                 select $5, $1, $6, now() + make_interval(secs => $7::double precision / 1000), 0, now(), now() from h)
-     select exists (select 1 from h) as ok`,
-    [a.accountId, a.hold, a.reference, a.keyId ?? null, a.threadId, a.agentId, a.leaseMs],
-  );
-  return rows[0]!.ok;
+     select exists (select 1 from h) as ok${withRateLimit ? ", (select points from rl) as points, (select expire from rl) as expire" : ""}`;
+const OPEN = { text: OPEN_SQL(false), name: "thread-open-hold" };
+const OPEN_RL = { text: OPEN_SQL(true), name: "thread-open-hold-rl" };
+
+export async function openThreadWithHold(
+  pool: pg.Pool,
+  a: {
+    threadId: string;
+    accountId: string;
+    agentId: string;
+    hold: number;
+    reference: string;
+    keyId?: string;
+    leaseMs: number;
+    rateLimit?: { keyId: string; limit: number };
+  },
+): Promise<{ ok: boolean; rateLimit?: { points: number; expire: string; now: number } }> {
+  const values: unknown[] = [a.accountId, a.hold, a.reference, a.keyId ?? null, a.threadId, a.agentId, a.leaseMs];
+  let now = 0;
+  if (a.rateLimit) {
+    const p = rateLimitParams(a.rateLimit.keyId);
+    now = p[2];
+    values.push(...p, a.rateLimit.limit);
+  }
+  const q = a.rateLimit ? OPEN_RL : OPEN;
+  const { rows } = await pool.query<{ ok: boolean; points?: number; expire?: string }>({ ...q, values });
+  const row = rows[0]!;
+  return { ok: row.ok, ...(a.rateLimit ? { rateLimit: { points: row.points!, expire: row.expire!, now } } : {}) };
 }
 
 /** Takes the lease on an existing thread of this agent and reads its history, in one round trip. */
@@ -59,13 +83,14 @@ export async function finishTurn(
   pool: pg.Pool,
   a: { threadId: string; accountId: string; baseSeq: number; messages: ChatMessage[]; release: number; reference: string },
 ): Promise<void> {
-  await pool.query(
-    `with r as (update accounts set balance_micros = balance_micros + $2 where id = $1 and $2::bigint > 0 returning id),
+  await pool.query({
+    name: "thread-finish-turn",
+    text: `with r as (update accounts set balance_micros = balance_micros + $2 where id = $1 and $2::bigint > 0 returning id),
           l as (insert into ledger_entries (account_id, amount_micros, kind, reference, created_at) select $1, $2::bigint, 'hold_release', $3, now() from r),
           m as (insert into messages (thread_id, seq, role, content, created_at)
                 select $4, $5::int + x.ord::int, x.role, x.content, now() from unnest($6::text[], $7::text[]) with ordinality as x(role, content, ord))
      update threads set busy_until = null, message_count = message_count + $8, updated_at = now() where id = $4`,
-    [
+    values: [
       a.accountId,
       a.release,
       a.reference,
@@ -75,5 +100,5 @@ export async function finishTurn(
       a.messages.map((m) => m.content),
       a.messages.length,
     ],
-  );
+  });
 }
