@@ -43,7 +43,7 @@ describe("web console in Chromium", () => {
   const webhook = async (s: string, body: unknown) => {
     const res = await fetch(`${app.url}/api/triggers/${triggerId}/webhook`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-trigger-secret": s },
+      headers: { "content-type": "application/json", ...(s ? { "x-trigger-secret": s } : {}) },
       body: JSON.stringify(body),
     });
     return { status: res.status, body: (await res.json()) as any };
@@ -366,6 +366,28 @@ describe("web console in Chromium", () => {
     expect(await page.locator("[data-testid=secret]").inputValue()).toBe(custom);
     expect((await webhook(custom, { n: 6 })).status).toBe(202);
     expect((await webhook(secret, { n: 7 })).status).toBe(202); // the rotated-out one is in its grace window
+    // Not requiring a secret (with a warning), then requiring it again.
+    const requireBox = page.getByLabel(/Require the secret or a signature/);
+    await requireBox.uncheck();
+    await page.getByText("Anyone who knows the webhook URL").waitFor();
+    await page.waitForFunction(() => !(document.querySelector("input[type=checkbox]") as HTMLInputElement | null)?.disabled);
+    expect((await webhook("", { n: 8 })).status).toBe(202);
+    await requireBox.check();
+    await page.getByText("Anyone who knows the webhook URL").waitFor({ state: "detached" });
+    await page.waitForFunction(() => !(document.querySelector("input[type=checkbox]") as HTMLInputElement | null)?.disabled);
+    expect((await webhook("nope", { n: 9 })).status).toBe(401);
+  });
+
+  it("account settings: retention and the relaxed signature timestamp", async () => {
+    await page.locator("[data-testid=account-name]").click();
+    await page.getByRole("heading", { name: "Account", level: 1 }).waitFor();
+    await page.getByLabel("Payload retention (days)").fill("7");
+    await page.getByLabel(/without/).check();
+    await page.getByRole("button", { name: "Save settings" }).click();
+    await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+    const me = await gql<{ me: { retentionDays: number; relaxSignatureTimestamp: boolean } }>(app.url, admin, `{ me { retentionDays relaxSignatureTimestamp } }`);
+    expect(me.data!.me).toEqual({ retentionDays: 7, relaxSignatureTimestamp: true });
+    await shot("16-account");
   });
 
   it("works at phone width", async () => {

@@ -4,6 +4,7 @@ import { ErrorBox } from "./ui";
 import { AgentPage, AgentsPage, NewAgentPage } from "./agents";
 import { TriggerPage, TriggersPage } from "./triggers";
 import { ThreadPage } from "./threads";
+import { AccountPage } from "./account";
 
 /** Hash routes: #/agents, #/agents/new, #/agents/:id, #/triggers, #/triggers/:id, #/threads/:id */
 function useHashRoute(): string[] {
@@ -109,6 +110,7 @@ function Shell({ account, onSignOut, refreshAccount }: { account?: Account; onSi
   else if (section === "triggers" && id) page = <TriggerPage id={id} key={id} onRun={refreshAccount} />;
   else if (section === "triggers") page = <TriggersPage />;
   else if (section === "threads" && id) page = <ThreadPage id={id} key={id} />;
+  else if (section === "account") page = <AccountPage onSaved={refreshAccount} />;
   else
     page = (
       <section>
@@ -137,9 +139,9 @@ function Shell({ account, onSignOut, refreshAccount }: { account?: Account; onSi
           </a>
         </nav>
         <div className="account" aria-label="Account">
-          <span className="account-name" data-testid="account-name">
+          <a className="account-name" data-testid="account-name" href="#/account" aria-current={section === "account" ? "page" : undefined} title="Account settings">
             {account?.name ?? "…"}
-          </span>
+          </a>
           <span className="balance" data-testid="balance" title="Account balance">
             Balance: {account ? `$${Number(account.balance).toFixed(2)}` : "…"}
           </span>

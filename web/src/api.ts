@@ -270,6 +270,18 @@ export const api = {
     gql<{ setTriggerActive: { id: string; active: boolean } }>(`mutation($id: ID!, $a: Boolean!) { setTriggerActive(id: $id, active: $a) { id active } }`, { id, a: active }).then(
       (d) => d.setTriggerActive,
     ),
+  setSecretRequired: (id: string, required: boolean) =>
+    gql<{ updateTrigger: { id: string; secretRequired: boolean } }>(`mutation($id: ID!, $r: Boolean) { updateTrigger(id: $id, secretRequired: $r) { id secretRequired } }`, {
+      id,
+      r: required,
+    }).then((d) => d.updateTrigger),
+  settings: () =>
+    gql<{ me: Account & { retentionDays: number; relaxSignatureTimestamp: boolean } }>(`{ me { id name balance retentionDays relaxSignatureTimestamp } }`).then((d) => d.me),
+  updateSettings: (input: { retentionDays?: number; relaxSignatureTimestamp?: boolean }) =>
+    gql<{ updateAccountSettings: Account & { retentionDays: number; relaxSignatureTimestamp: boolean } }>(
+      `mutation($i: AccountSettingsInput!) { updateAccountSettings(input: $i) { id name balance retentionDays relaxSignatureTimestamp } }`,
+      { i: input },
+    ).then((d) => d.updateAccountSettings),
   setTriggerSecret: (id: string, secret: string) =>
     gql<{ setTriggerSecret: { id: string; secret: string } }>(`mutation($id: ID!, $s: String!) { setTriggerSecret(id: $id, secret: $s) { id secret } }`, { id, s: secret }).then(
       (d) => d.setTriggerSecret,

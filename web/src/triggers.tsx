@@ -289,6 +289,7 @@ function SecretPanel({ trigger, onChange }: { trigger: Trigger; onChange: (p: Pa
   const [customError, setCustomError] = useState<string>();
   const [busy, setBusy] = useState(false);
   const [graceUntil, setGraceUntil] = useState<string | null>(null);
+  const [requiredError, setRequiredError] = useState<string>();
   const uid = useId();
   const secret = trigger.secret ?? "";
 
@@ -337,6 +338,35 @@ function SecretPanel({ trigger, onChange }: { trigger: Trigger; onChange: (p: Pa
           </span>
         </Notice>
       ) : null}
+      <label className="check">
+        <input
+          type="checkbox"
+          checked={trigger.secretRequired}
+          disabled={busy}
+          onChange={async (e) => {
+            const required = e.target.checked;
+            setBusy(true);
+            setRequiredError(undefined);
+            onChange({ secretRequired: required }); // optimistic; reverted if the server refuses
+            try {
+              const t = await api.setSecretRequired(trigger.id, required);
+              onChange({ secretRequired: t.secretRequired });
+            } catch (err) {
+              onChange({ secretRequired: !required });
+              setRequiredError((err as Error).message);
+            } finally {
+              setBusy(false);
+            }
+          }}
+        />{" "}
+        Require the secret or a signature on every webhook (recommended)
+      </label>
+      {!trigger.secretRequired ? (
+        <p className="warning" role="status">
+          Anyone who knows the webhook URL can start runs of this agent.
+        </p>
+      ) : null}
+      <ErrorBox error={requiredError} />
       <div className="btn-row">
         <button type="button" className="btn" onClick={() => setConfirmRotate(true)}>
           Regenerate secret…

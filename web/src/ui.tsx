@@ -185,6 +185,7 @@ export function CodeEditor({
   placeholder?: string;
 }) {
   const gutter = useRef<HTMLDivElement>(null);
+  const hintId = useId();
   const lines = Math.max(value.split("\n").length, rows);
   return (
     <div className={`code-editor${invalid ? " invalid" : ""}`}>
@@ -195,6 +196,9 @@ export function CodeEditor({
           </div>
         ))}
       </div>
+      <span id={hintId} className="sr-only">
+        Tab inserts two spaces; press Escape, then Tab, to leave the editor.
+      </span>
       <textarea
         id={id}
         value={value}
@@ -205,7 +209,7 @@ export function CodeEditor({
         wrap="off"
         placeholder={placeholder}
         aria-invalid={invalid || undefined}
-        aria-describedby={describedBy}
+        aria-describedby={[describedBy, hintId].filter(Boolean).join(" ")}
         onChange={(e) => onChange(e.target.value)}
         onScroll={(e) => {
           if (gutter.current) gutter.current.scrollTop = e.currentTarget.scrollTop;
