@@ -8,6 +8,8 @@ RUN npm ci --include=dev --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json mikro-orm.config.ts schema.graphql ./
 COPY src ./src
 COPY workflows ./workflows
+# The web console (Vite build into dist/web, served by the API at /)
+COPY web ./web
 RUN npm run build
 USER node
 EXPOSE 3000
