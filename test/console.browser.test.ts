@@ -390,6 +390,15 @@ describe("web console in Chromium", () => {
     await shot("16-account");
   });
 
+  it("the example script offered for new agents is accepted by the server", async () => {
+    await page.goto(`${app.url}/#/agents/new`);
+    await page.getByLabel("Name").fill("Example");
+    await page.getByRole("button", { name: "Insert example script" }).click();
+    expect(await page.getByLabel("Script (optional)").inputValue()).toContain("export default async function run(input, ctx)");
+    await page.getByRole("button", { name: "Create agent" }).click();
+    await page.getByRole("heading", { name: "Example", level: 1 }).waitFor();
+  });
+
   it("works at phone width", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     try {
