@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 import { createAccount, gql } from "./helpers/graphql.js";
@@ -63,6 +63,10 @@ describe("web console in Chromium", () => {
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: app.url });
     page = await context.newPage();
     page.setDefaultTimeout(15_000);
+  });
+
+  afterEach(async ({ task }) => {
+    if (task.result?.state === "fail" && page) await shot(`failed-${task.name.replace(/[^\w]+/g, "-").slice(0, 60)}`).catch(() => {});
   });
 
   afterAll(async () => {
@@ -134,10 +138,10 @@ describe("web console in Chromium", () => {
     await page.getByRole("button", { name: "Create key" }).click();
     const dialog = page.getByRole("dialog", { name: "Create an API key" });
     // Focus moves into the dialog, Escape closes it and focus returns to the button that opened it.
-    expect(await page.evaluate(() => (document.activeElement as HTMLElement | null)?.closest("dialog") != null && document.activeElement?.tagName)).toBe("INPUT");
+    await page.waitForFunction(() => document.activeElement?.tagName === "INPUT" && document.activeElement.closest("dialog[open]") !== null);
     await page.keyboard.press("Escape");
     await dialog.waitFor({ state: "hidden" });
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Create key");
+    await page.waitForFunction(() => document.activeElement?.textContent === "Create key");
     await page.keyboard.press("Enter");
     await dialog.getByLabel("Key name").fill("production");
     await dialog.getByRole("button", { name: "Create key" }).click();
@@ -147,7 +151,7 @@ describe("web console in Chromium", () => {
     key = await shown.getByRole("textbox", { name: /Key “production”/ }).inputValue();
     expect(key).toMatch(/^a2a_/);
     await shown.getByRole("button", { name: "Copy key" }).click();
-    await shown.getByText("Copied").waitFor();
+    await shown.getByText("Copied", { exact: true }).waitFor();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
     await shot("04-key-shown-once");
     await shown.getByRole("button", { name: "I have copied it" }).click();
