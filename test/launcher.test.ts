@@ -108,6 +108,10 @@ describe("npm start (dev launcher)", () => {
     const token = /Operator token {2}(opr_\w+)/.exec(out)?.[1];
     expect(token).toBeDefined();
     expect(out.match(/Agent Gateway is running/g)).toHaveLength(1);
+    // The web console is served without extra steps (built on first start if needed).
+    const page = await fetch(`http://127.0.0.1:${l.port}/`, { headers: { accept: "text/html" } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toMatch(/<div id="root">|<script type="module"/);
 
     const created = JSON.parse(await admin(["create-account", "--name", "acme", "--balance", "10", "--json"], dataDir));
     ({ adminToken, accountId } = created);

@@ -14,6 +14,7 @@ import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "./embedded-p
 import { startTemporalDevServer, type TemporalDevServerHandle } from "./temporal-dev-server.js";
 import { isAlive } from "./processes.js";
 import { providersMode } from "../providers/routing.js";
+import { ensureConsoleBuilt } from "../console/build.js";
 import { removeRuntimeInfo, writeRuntimeInfo } from "./runtime-file.js";
 
 /**
@@ -81,6 +82,7 @@ function banner(config: Config, apiUrl: string): string {
     "",
     "  Agent Gateway is running (development mode)",
     "",
+    `  Console      ${apiUrl}/   (sign in with an admin token)`,
     `  API          ${apiUrl}`,
     `  GraphQL      ${apiUrl}/graphql   (subscriptions: ${apiUrl.replace(/^http/, "ws")}/graphql)`,
     `  Chat (OpenAI-compatible)  ${apiUrl}/api/v1`,
@@ -136,6 +138,8 @@ async function main(): Promise<void> {
       secretEncryptionKey: secrets.secretEncryptionKey,
     },
   );
+  // The web console is served from dist/web; build it on first start (or after web/ changed).
+  await ensureConsoleBuilt((m) => say(m)).catch((err) => say(`the web console could not be built (${(err as Error).message}); the API still runs`));
   runtime = await createRuntime(config, { log });
   const applied = await migrate(runtime.orm);
   if (applied.length) say(`applied ${applied.length} migration(s): ${applied.join(", ")}`);
