@@ -219,6 +219,33 @@ describe("chat facade via the OpenAI Node SDK", () => {
     expect(e.headers.get("x-ratelimit-remaining-requests")).toBe("0");
   });
 
+  it("counts refused requests, continuations and streams in one window, with the headers on each", async () => {
+    const limited = sdk((await createKey(agentId, 4)).key);
+    const remaining = (h: Headers) => h.get("x-ratelimit-remaining-requests");
+    // 1: refused by validation before the hold: still counted, still has the headers.
+    const bad = await limited.chat.completions.create({ model: "nope/none", messages: [{ role: "user", content: "x" }] }).catch((e) => e);
+    expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(remaining(bad.headers)).toBe("3");
+    // 2: a new thread (counted in the hold statement).
+    const first = await limited.chat.completions.create({ model: "provider_a/model-2.5-flash", messages: [{ role: "user", content: "x" }] }).withResponse();
+    expect(remaining(first.response.headers)).toBe("2");
+    // 3: a continuation (counted before the lease).
+    const next = await limited.chat.completions
+      .create({ model: "provider_a/model-2.5-flash", messages: [{ role: "user", content: "y" }], thread_id: (first.data as any).thread_id } as any)
+      .withResponse();
+    expect(remaining(next.response.headers)).toBe("1");
+    // 4: a stream.
+    const stream = await limited.chat.completions.create({ model: "provider_a/model-2.5-flash", messages: [{ role: "user", content: "z" }], stream: true }).withResponse();
+    expect(remaining(stream.response.headers)).toBe("0");
+    for await (const _ of stream.data) void _;
+    // 5: over the limit, on either path.
+    for (const threadId of [undefined, (first.data as any).thread_id]) {
+      const e = await limited.chat.completions.create({ model: "provider_a/model-2.5-flash", messages: [{ role: "user", content: "x" }], thread_id: threadId } as any).catch((e) => e);
+      expect(e).toBeInstanceOf(OpenAI.RateLimitError);
+      expect(e.headers.get("x-ratelimit-limit-requests")).toBe("4");
+    }
+  });
+
   it("answers 402 at zero balance, and the very next request after a top-up succeeds", async () => {
     const poor = await createAccount(app.url, app.operatorToken, "poor", "0");
     const a = await gql(app.url, poor.adminToken, `mutation { createAgent(input: { name: "p" }) { id } }`);

@@ -69,13 +69,64 @@ const agents = {
   "https:": new https.Agent({ keepAlive: true, scheduling: "lifo" }),
 };
 
+/**
+ * The body's chunks as they arrive. A consumer that stops early (e.g. at `data: [DONE]`, before
+ * the response's end was read) leaves the rest to be drained rather than destroying the
+ * response, which would also destroy the keep-alive connection (Readable's own async iterator
+ * does that).
+ */
+async function* chunksOf(res: IncomingMessage): AsyncGenerator<Uint8Array> {
+  const queue: Buffer[] = [];
+  let ended = false;
+  let failure: Error | undefined;
+  let wake: (() => void) | undefined;
+  const onData = (c: Buffer) => {
+    queue.push(c);
+    wake?.();
+  };
+  const onEnd = () => {
+    ended = true;
+    wake?.();
+  };
+  const onError = (err: Error) => {
+    failure ??= err;
+    wake?.();
+  };
+  const onClose = () => {
+    if (!ended) failure ??= new Error("upstream response closed before its end");
+    wake?.();
+  };
+  res.on("data", onData);
+  res.once("end", onEnd);
+  res.on("error", onError);
+  res.once("close", onClose);
+  try {
+    for (;;) {
+      if (queue.length) {
+        yield queue.shift()!;
+        continue;
+      }
+      if (failure) throw failure;
+      if (ended) return;
+      await new Promise<void>((resolve) => (wake = resolve));
+      wake = undefined;
+    }
+  } finally {
+    res.off("data", onData);
+    res.off("end", onEnd);
+    res.off("close", onClose);
+    if (!ended && !failure) res.resume(); // drain the rest; the connection goes back to the pool
+  }
+}
+
 function wrap(res: IncomingMessage): UpstreamResponse {
   const status = res.statusCode ?? 0;
-  const body = Object.assign(res, {
+  const body = {
+    [Symbol.asyncIterator]: () => chunksOf(res),
     cancel: async () => {
       res.resume();
     },
-  });
+  };
   return {
     status,
     ok: status >= 200 && status < 300,
