@@ -146,6 +146,8 @@ export interface Config {
   operatorToken: string;
   secretEncryptionKey: Buffer;
   publicBaseUrl: string;
+  /** False when publicBaseUrl was derived from HOST/PORT; the API then uses the port it bound. */
+  publicBaseUrlExplicit: boolean;
   allowInsecureHttp: boolean;
   /** Express `trust proxy` value: false, true, a hop count or a list of addresses/subnets. */
   trustProxy: boolean | number | string;
@@ -250,6 +252,7 @@ export function loadConfig(
     operatorToken: operatorToken!,
     secretEncryptionKey: secretEncryptionKey!,
     publicBaseUrl,
+    publicBaseUrlExplicit: env.PUBLIC_BASE_URL !== undefined,
     // Plain HTTP is only the default off production; production must opt in explicitly.
     allowInsecureHttp: env.ALLOW_INSECURE_HTTP ?? !isProduction,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),

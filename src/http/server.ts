@@ -55,6 +55,8 @@ export async function startApi(runtime: Runtime, options: { port?: number; host?
   const actualPort = (server.address() as AddressInfo).port;
   const scheme = config.tls ? "https" : "http";
   const displayHost = host === "0.0.0.0" || host === "::" ? "localhost" : host;
+  // PORT=0 (tests, side-by-side instances) binds a free port: derived URLs must name that port.
+  if (!config.publicBaseUrlExplicit) config.publicBaseUrl = `${scheme}://${displayHost}:${actualPort}`;
 
   let closing: Promise<void> | undefined;
   return {

@@ -29,6 +29,8 @@ describe("POST /api/triggers/:id/webhook", () => {
     expect(trg.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(Buffer.from(trg.secret.slice(6), "base64")).toHaveLength(32);
     expect(trg.webhookUrl).toBe(`${app.config.publicBaseUrl}/api/triggers/${trg.id}/webhook`);
+    // PORT=0 binds a free port; without PUBLIC_BASE_URL the URL names that port, so it works as given.
+    expect(trg.webhookUrl).toBe(`${app.url}/api/triggers/${trg.id}/webhook`);
     expect(trg.testCommand).toContain(trg.webhookUrl);
     expect(trg.testCommand).toContain(`x-trigger-secret: ${trg.secret}`);
     expect(trg.signedTestCommand).toContain("X-Service-Signature");
