@@ -4,16 +4,8 @@ import { createClient, type Client } from "graphql-ws";
 
 const TOKEN_KEY = "agw.adminToken";
 
-export const MODELS = [
-  "provider_a/model-2.0-flash",
-  "provider_a/model-2.5-flash",
-  "provider_a/model-2.5-pro",
-  "provider_a/model-3.5-flash",
-  "provider_a/model-3.1-pro-preview",
-  "provider_b/model-sonnet-4-6",
-  "provider_b/model-haiku-4-5-20251001",
-] as const;
-export const DEFAULT_MODEL = "provider_a/model-2.5-flash";
+// One list of supported models for the server and the console.
+export { SUPPORTED_MODELS as MODELS, DEFAULT_MODEL } from "../../src/providers/models";
 export const MAX_PAYLOAD_BYTES = 1_048_576;
 
 export const getToken = (): string | null => sessionStorage.getItem(TOKEN_KEY);
