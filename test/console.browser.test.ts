@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
@@ -51,6 +51,9 @@ describe("web console in Chromium", () => {
   const text = (sel: string) => page.locator(sel).innerText();
 
   beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH`);
+    }
     mkdirSync(SHOTS, { recursive: true });
     const [, started] = await Promise.all([ensureConsoleBuilt(), startTestApp({ worker: true })]);
     app = started;
