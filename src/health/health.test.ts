@@ -34,6 +34,8 @@ describe("health, readiness and metrics", () => {
     expect(text).toMatch(/http_requests_total\{method="GET",route="\/healthz",status="200"\} \d+/);
     expect(text).toMatch(/http_requests_total\{method="GET",route="unmatched",status="404"\} \d+/);
     expect(text).toMatch(/http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/healthz",status="200"\}/);
+    for (const status of ["queued", "running", "done", "failed"]) expect(text).toContain(`jobs{status="${status}"} 0`);
+    expect(text).toContain("# TYPE upstream_request_duration_seconds histogram");
   });
 
   it("unknown routes answer 404 in the documented shapes (OpenAI envelope under /api/v1)", async () => {
