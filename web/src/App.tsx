@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState, type FormEvent } from "react";
 import { api, clearToken, getToken, onUnauthenticated, setToken, type Account } from "./api";
-import { ErrorBox } from "./ui";
+import { ErrorBox, useAction } from "./ui";
 import { AgentPage, AgentsPage, NewAgentPage } from "./agents";
 import { TriggerPage, TriggersPage } from "./triggers";
 import { ThreadPage } from "./threads";
@@ -52,23 +52,16 @@ export function App() {
 
 function SignIn({ onSignedIn }: { onSignedIn: (token: string, account: Account) => void }) {
   const [value, setValue] = useState("");
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: FormEvent) => {
+  const { busy, error, setError, run } = useAction();
+  const submit = (e: FormEvent) => {
     e.preventDefault();
     const t = value.trim();
     if (!t) return setError("Paste your admin token (it starts with adm_).");
-    setBusy(true);
-    setError(undefined);
-    try {
+    return run(async () => {
       const account = await api.me(t);
       setToken(t);
       onSignedIn(t, account);
-    } catch (err) {
-      setError((err as Error).message);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <main className="signin">

@@ -1,7 +1,7 @@
 import { useEffect, useId, useState, type FormEvent } from "react";
 import { api, DEFAULT_MODEL, MODELS, type Agent, type ApiKey } from "./api";
 import { go } from "./App";
-import { CodeEditor, ConfirmDialog, CopyButton, CopyField, Dialog, Empty, ErrorBox, Notice, Time, useAsync } from "./ui";
+import { CodeEditor, ConfirmDialog, CopyButton, CopyField, Dialog, Empty, ErrorBox, Notice, Time, useAction, useAsync } from "./ui";
 import { TriggerList, CreateTriggerButton } from "./triggers";
 
 // ---- remembered keys (local storage, per agent; a client-side convenience, spec 2.2 rule 5) ----
@@ -365,8 +365,7 @@ const jump = (id: string) => (e: React.MouseEvent) => {
 function KeysPanel({ agent, reload }: { agent: Agent; reload: () => Promise<void> }) {
   const [creating, setCreating] = useState(false);
   const [name, setName] = useState("");
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
   const [created, setCreated] = useState<{ key: string; apiKey: ApiKey } | null>(null);
   const [remember, setRememberBox] = useState(false);
   const [toDelete, setToDelete] = useState<ApiKey | null>(null);
@@ -376,20 +375,14 @@ function KeysPanel({ agent, reload }: { agent: Agent; reload: () => Promise<void
   const create = async (e: FormEvent) => {
     e.preventDefault();
     if (!name.trim()) return setError("Give the key a name, for example “production”.");
-    setBusy(true);
-    setError(undefined);
-    try {
+    await run(async () => {
       const c = await api.createApiKey(agent.id, name.trim());
       setCreating(false);
       setName("");
       setRememberBox(false);
       setCreated(c);
       void reload();
-    } catch (err) {
-      setError((err as Error).message);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   const closeCreated = () => {
     if (created && remember) setRemembered(agent.id, { key: created.key, name: created.apiKey.name, prefix: created.apiKey.prefix });

@@ -1,7 +1,7 @@
 import { useEffect, useId, useRef, useState, type FormEvent } from "react";
 import { api, followJob, isSocketUp, MAX_PAYLOAD_BYTES, onSocketState, subscribeJobs, type Job, type LogEntry, type Trigger, type TriggerSummary } from "./api";
 import { go } from "./App";
-import { CodeEditor, ConfirmDialog, CopyButton, CopyField, Dialog, duration, Empty, ErrorBox, Notice, StatusBadge, Time, useAsync } from "./ui";
+import { CodeEditor, ConfirmDialog, CopyButton, CopyField, Dialog, duration, Empty, ErrorBox, Notice, StatusBadge, Time, useAction, useAsync } from "./ui";
 
 export function InactiveBadge({ active }: { active: boolean }) {
   return active ? null : <span className="badge inactive">inactive</span>;
@@ -92,24 +92,17 @@ export function TriggerList({ triggers, showAgent, empty }: { triggers: TriggerS
 export function CreateTriggerButton({ agentId, disabled }: { agentId: string; disabled?: boolean }) {
   const [open, setOpen] = useState(false);
   const [description, setDescription] = useState("");
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
   const [created, setCreated] = useState<Awaited<ReturnType<typeof api.createTrigger>> | null>(null);
   const uid = useId();
-  const submit = async (e: FormEvent) => {
+  const submit = (e: FormEvent) => {
     e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    return run(async () => {
       const c = await api.createTrigger(agentId, description.trim() || null);
       setOpen(false);
       setDescription("");
       setCreated(c);
-    } catch (err) {
-      setError((err as Error).message);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <>
@@ -192,20 +185,12 @@ export function TriggerPage({ id, onRun }: { id: string; onRun: () => Promise<vo
 }
 
 function ActivePanel({ trigger, onChange }: { trigger: Trigger; onChange: (p: Partial<Trigger>) => void }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string>();
-  const toggle = async () => {
-    setBusy(true);
-    setError(undefined);
-    try {
+  const { busy, error, run } = useAction();
+  const toggle = () =>
+    run(async () => {
       const t = await api.setTriggerActive(trigger.id, !trigger.active);
       onChange({ active: t.active });
-    } catch (e) {
-      setError((e as Error).message);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   return (
     <section className="panel" aria-labelledby="active-h">
       <h2 id="active-h" className="sr-only">
@@ -225,22 +210,15 @@ function ActivePanel({ trigger, onChange }: { trigger: Trigger; onChange: (p: Pa
 function DetailsPanel({ trigger, onChange }: { trigger: Trigger; onChange: (p: Partial<Trigger>) => void }) {
   const [editing, setEditing] = useState(false);
   const [value, setValue] = useState(trigger.description ?? "");
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   const uid = useId();
-  const save = async (e: FormEvent) => {
+  const save = (e: FormEvent) => {
     e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    return run(async () => {
       const t = await api.updateTrigger(trigger.id, value.trim() || null);
       onChange({ description: t.description });
       setEditing(false);
-    } catch (err) {
-      setError((err as Error).message);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <section className="panel" aria-labelledby="details-h">

@@ -107,8 +107,7 @@ export function ConfirmDialog({
   onConfirm: () => Promise<void>;
   onClose: () => void;
 }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string>();
+  const { busy, error, setError, run } = useAction();
   useEffect(() => {
     if (open) setError(undefined);
   }, [open]);
@@ -124,17 +123,12 @@ export function ConfirmDialog({
           type="button"
           className="btn danger"
           disabled={busy}
-          onClick={async () => {
-            setBusy(true);
-            try {
+          onClick={() =>
+            run(async () => {
               await onConfirm();
               onClose();
-            } catch (e) {
-              setError((e as Error).message);
-            } finally {
-              setBusy(false);
-            }
-          }}
+            })
+          }
         >
           {busy ? "Working…" : confirmLabel}
         </button>
@@ -250,6 +244,27 @@ export function Time({ iso }: { iso: string | null | undefined }) {
 }
 
 export const duration = (ms: number | null | undefined) => (ms == null ? "—" : ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(2)} s`);
+
+/**
+ * The busy flag and error message around one user action (a button or a form submit): disables
+ * the control while it runs and shows the API's words when it fails.
+ */
+export function useAction(): { busy: boolean; error?: string; setError: (e?: string) => void; run: (action: () => Promise<void>) => Promise<void> } {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string>();
+  const run = async (action: () => Promise<void>) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await action();
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, setError, run };
+}
 
 export function useAsync<T>(load: () => Promise<T>, deps: unknown[]): { data?: T; error?: string; loading: boolean; reload: () => Promise<void>; setData: (d: T) => void } {
   const [data, setData] = useState<T>();
