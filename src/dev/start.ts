@@ -62,6 +62,16 @@ async function stopAll(): Promise<void> {
 }
 
 const shutdown = onShutdown(stopAll, say);
+// A dying database makes pg clients throw from places no request awaits; stop everything in
+// order instead of crashing with the Temporal dev server left running.
+process.on("uncaughtException", (err) => {
+  say(`unexpected error: ${err.message}`);
+  shutdown("unexpected error", 1);
+});
+process.on("unhandledRejection", (reason) => {
+  say(`unhandled rejection: ${(reason as Error)?.message ?? String(reason)}`);
+  shutdown("unhandled rejection", 1);
+});
 
 function preflightConfig(): void {
   // Validate what the user set before starting anything, so a typo costs no waiting.

@@ -147,6 +147,12 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   child.stderr?.on("data", (d: Buffer) => log(d.toString().trim()));
   if (child.pid) writeFileSync(pidFile, String(child.pid));
   const exited = new Promise<number | null>((res) => child.once("exit", (code) => res(code)));
+  // Last resort if this process dies without running stop(): never leave the server behind.
+  const killOnExit = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  };
+  process.once("exit", killOnExit);
+  void exited.then(() => process.off("exit", killOnExit));
 
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
