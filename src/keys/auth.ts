@@ -44,8 +44,12 @@ export class KeyAuthenticator {
     }
   }
 
-  /** Reads `Authorization: Bearer` or `X-API-Key`; throws 401 invalid_api_key. */
-  async authenticate(authorization: string | undefined, xApiKey: string | undefined): Promise<KeyPrincipal> {
+  /**
+   * Reads `Authorization: Bearer` or `X-API-Key`; throws 401 invalid_api_key. `fresh` skips the
+   * cache, for routes with no later database check of the key (the models list): a NOTIFY of a
+   * deletion may still be in flight, and a deleted key must fail on the very next request.
+   */
+  async authenticate(authorization: string | undefined, xApiKey: string | undefined, options: { fresh?: boolean } = {}): Promise<KeyPrincipal> {
     const token = xApiKey?.trim() || /^\s*Bearer\s+(\S+)\s*$/i.exec(authorization ?? "")?.[1];
     if (!token) throw new AppError("invalid_api_key", "Missing API key: send Authorization: Bearer <key> or X-API-Key: <key>");
     if (!token.startsWith("a2a_") || token.length > 200) throw new AppError("invalid_api_key", "Invalid API key");
@@ -53,7 +57,7 @@ export class KeyAuthenticator {
     const hash = sha256Hex(token);
     const now = Date.now();
     let entry = this.byHash.get(hash);
-    if (!entry || now - entry.loadedAt > AGENT_TTL_MS) {
+    if (!entry || options.fresh || now - entry.loadedAt > AGENT_TTL_MS) {
       entry = await load(this.runtime.pool, hash, this.runtime.config.defaultRateLimitPerMinute);
       if (!entry) {
         this.byHash.delete(hash);
