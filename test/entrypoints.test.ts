@@ -12,10 +12,13 @@ import { randomBase62 } from "../src/infra/ids.js";
 /**
  * The production entry points as separate processes (`npm run serve`, `npm run worker`): they
  * start against DATABASE_URL and TEMPORAL_ADDRESS, serve, run workflows, and stop cleanly on
- * SIGTERM. Runs the compiled `dist/` when it exists (CI builds first), else the sources.
+ * SIGTERM. With TEST_DIST=1 (set by .ci/run right after `npm run build`) it runs the compiled
+ * `dist/`, exactly as `npm run serve` / `npm run worker` do; otherwise the sources, so a stale
+ * local build never decides the result.
  */
 const root = fileURLToPath(new URL("..", import.meta.url));
-const fromDist = existsSync(`${root}/dist/src/entry/serve.js`);
+const fromDist = process.env.TEST_DIST === "1";
+if (fromDist && !existsSync(`${root}/dist/src/entry/serve.js`)) throw new Error("TEST_DIST=1 but dist/ is not built: run npm run build");
 const entry = (name: string) => (fromDist ? [`dist/src/entry/${name}.js`] : ["--import", "@swc-node/register/esm-register", `src/entry/${name}.ts`]);
 
 interface Proc {
