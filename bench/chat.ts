@@ -8,7 +8,7 @@ import pg from "pg";
 import autocannon from "autocannon";
 import { startEmbeddedPostgres } from "../src/dev/embedded-postgres.js";
 import { freePort } from "../src/dev/free-port.js";
-import { openOrm, migrate } from "../src/db/orm.js";
+import { migrateDatabase } from "../src/db/orm.js";
 import { createAccount } from "../src/accounts/service.js";
 import { createApiKey } from "../src/keys/service.js";
 import { newId, randomBase62 } from "../src/infra/ids.js";
@@ -81,9 +81,7 @@ try {
   pgServer = await startEmbeddedPostgres(join(dir, "pg"));
   await pgServer.ensureDatabase("bench");
   const databaseUrl = pgServer.urlFor("bench");
-  const orm = await openOrm(databaseUrl, 2);
-  await migrate(orm);
-  await orm.close(true);
+  await migrateDatabase(databaseUrl);
 
   const mock = start("mock", ["--import", "@swc-node/register/esm-register", "bench/chat-mock.ts"]);
   const mockPort = await new Promise<number>((resolve) => mock.stdout!.once("data", (d) => resolve(Number(String(d).trim()))));

@@ -12,7 +12,7 @@ import { NativeConnection, Worker } from "@temporalio/worker";
 import { startEmbeddedPostgres } from "../src/dev/embedded-postgres.js";
 import { startTemporalDevServer } from "../src/dev/temporal-dev-server.js";
 import { freePort } from "../src/dev/free-port.js";
-import { openOrm, migrate } from "../src/db/orm.js";
+import { migrateDatabase } from "../src/db/orm.js";
 import { createAccount } from "../src/accounts/service.js";
 import { randomBase62 } from "../src/infra/ids.js";
 
@@ -71,9 +71,7 @@ try {
   ]);
   await pgServer.ensureDatabase("bench");
   const databaseUrl = pgServer.urlFor("bench");
-  const orm = await openOrm(databaseUrl, 2);
-  await migrate(orm);
-  await orm.close(true);
+  await migrateDatabase(databaseUrl);
 
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   const { adminToken } = await createAccount(pool, "bench", 1_000_000n * 1_000_000n);

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { startEmbeddedPostgres } from "../src/dev/embedded-postgres.js";
 import { startTemporalDevServer } from "../src/dev/temporal-dev-server.js";
-import { openOrm, migrate } from "../src/db/orm.js";
+import { migrateDatabase } from "../src/db/orm.js";
 
 /**
  * One embedded PostgreSQL and one Temporal dev server for the whole run. A migrated template
@@ -31,9 +31,7 @@ export default async function setup(project: TestProject) {
     startTemporalDevServer({ dataDir: join(dir, "temporal"), cliPath: process.env.TEMPORAL_CLI_PATH || undefined, namespace: "default", ui: false }),
   ]);
   await pg.ensureDatabase(TEMPLATE_DB);
-  const orm = await openOrm(pg.urlFor(TEMPLATE_DB), 2);
-  await migrate(orm);
-  await orm.close(true);
+  await migrateDatabase(pg.urlFor(TEMPLATE_DB));
   say(`PostgreSQL on ${pg.port}, Temporal on ${temporal.address}`);
 
   project.provide("pgAdminUrl", pg.adminUrl);

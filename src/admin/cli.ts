@@ -7,7 +7,7 @@ import { formatUsd } from "../infra/money.js";
 import { createAccount, createAdminToken, parseAmount, topUp } from "../accounts/service.js";
 import { readRuntimeInfo } from "../dev/runtime-file.js";
 import { isAlive } from "../dev/processes.js";
-import { openOrm, migrate } from "../db/orm.js";
+import { migrateDatabase } from "../db/orm.js";
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "../dev/embedded-postgres.js";
 
 /**
@@ -51,9 +51,7 @@ async function connect(): Promise<Db> {
   try {
     await server.ensureDatabase("agent_gateway");
     const url = server.urlFor("agent_gateway");
-    const orm = await openOrm(url, 1);
-    await migrate(orm);
-    await orm.close(true);
+    await migrateDatabase(url);
     const pool = new pg.Pool({ connectionString: url, max: 2 });
     return {
       pool,

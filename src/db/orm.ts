@@ -43,3 +43,13 @@ export async function migrate(orm: MikroORM): Promise<string[]> {
   const applied = await orm.migrator.up();
   return applied.map((m) => m.name);
 }
+
+/** Opens a short-lived connection, applies pending migrations to `databaseUrl`, closes it. */
+export async function migrateDatabase(databaseUrl: string): Promise<string[]> {
+  const orm = await openOrm(databaseUrl, 1);
+  try {
+    return await migrate(orm);
+  } finally {
+    await orm.close(true);
+  }
+}
