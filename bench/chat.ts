@@ -207,7 +207,7 @@ function latencySection(
     const base = t && get(t.wire === "openai" ? "mock-openai" : "mock-anthropic", c, s);
     return r && base && r.errors <= r.total / 2 ? mean(c, r) - mean(c, base) : undefined;
   };
-  const ours = `gw-b:${gateways[0]?.label ?? "this"}`;
+  const ours = `gw-b:${gateways[gateways.length - 1]?.label ?? "this"}`; // compare runs: the head build
   const lines: string[] = [];
   const verdict = (label: string, ok: boolean | undefined, detail: string) => lines.push(`| ${label} | ${ok === undefined ? "not measured" : ok ? "**met**" : "**not met**"} | ${detail} |`);
   const lo = LEVELS[0]!;

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Installs the LiteLLM proxy (PyPI litellm[proxy], pinned) into .tools/litellm-venv for
 # `npm run bench:chat`. Idempotent: does nothing when the pinned version is already there.
-# 1.100.5: the newest release whose dependencies the registry mirror here serves in full (1.106+
-# need certifi >= 2026.10.19, which it lacks).
+# 1.100.5: releases from 1.106 on need certifi >= 2026.10.19, which the registry mirror here lacks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VERSION="${LITELLM_VERSION:-1.100.5}"

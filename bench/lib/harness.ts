@@ -138,12 +138,14 @@ export function provenance(command: string, loadAtStart: string[]): string {
 }
 
 /** The command line that reproduces this run: the BENCH_* variables set, then the npm script. */
+const INTERNAL = new Set(["BENCH_VERBOSE", "BENCH_WRITE", "BENCH_COMMAND", "BENCH_GATEWAYS", "BENCH_GATEWAY_ROOT", "BENCH_SECTION", "BENCH_SKIP_BUILD"]);
 export function commandLine(script: string): string {
   const vars = Object.entries(process.env)
-    .filter(([k]) => k.startsWith("BENCH_") && k !== "BENCH_VERBOSE" && k !== "BENCH_WRITE")
+    .filter(([k]) => k.startsWith("BENCH_") && !INTERNAL.has(k))
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([k, v]) => `${k}=${v}`);
-  return [...vars, `npm run ${script}`].join(" ");
+  // bench/compare.sh names itself (its worktree paths mean nothing to a reader).
+  return [...vars, process.env.BENCH_COMMAND ?? `npm run ${script}`].join(" ");
 }
 
 export const BENCHMARKS_FILE = "BENCHMARKS.md";
