@@ -154,6 +154,7 @@ await main(async () => {
     for (const t of targets) for (const s of [false, true]) await check(t, s);
 
     const sections: string[] = [];
+    await pg.resetStatements();
     if (PHASES.has("latency")) {
       const results = new Map<string, Cell>(); // `${id}|${connections}|${stream}`
       const rows: string[] = [];
@@ -181,6 +182,7 @@ await main(async () => {
         }
       }
       sections.push(latencySection(targets, results, rows, pgSettings, gatewayRows));
+      if (gatewayRows.length > 0) sections.push(await floorSection(pg, `gw_${gatewayRows[gatewayRows.length - 1]!.label.replace(/\W/g, "_")}`));
     }
     if (PHASES.has("streams")) {
       const root = gatewaySpecs[0]!.root;
@@ -192,6 +194,29 @@ await main(async () => {
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+/** pg_stat_statements for the gateway's database over the latency runs, and the commit floor of this PostgreSQL. */
+async function floorSection(pg: Awaited<ReturnType<typeof startDurablePostgres>>, database: string): Promise<string> {
+  const stmts = (await pg.statements(database, 12)).filter((s) => s.calls >= 100);
+  const floor = await pg.floor(2000);
+  const cut = (q: string) => (q.length > 110 ? `${q.slice(0, 110)}…` : q).replace(/\|/g, "\\|");
+  return [
+    "### Where a turn's time goes in PostgreSQL",
+    "",
+    "From `pg_stat_statements` over the runs above (the gateway's database; statements called at least 100 times). Execution time excludes the",
+    "round trip and the commit's WAL flush; every statement here commits on its own.",
+    "",
+    "| calls | mean exec ms | statement |",
+    "|---|---|---|",
+    ...stmts.map((s) => `| ${s.calls} | ${s.meanMs.toFixed(3)} | \`${cut(s.query)}\` |`),
+    "",
+    `Same server, one connection, 2,000 sequential calls each: \`select 1\` round trip p50 ${floor.selectMs.toFixed(3)} ms; a one-row insert committed on its own`,
+    `(round trip + WAL flush with fsync on) p50 ${floor.commitMs.toFixed(3)} ms; the same insert with \`synchronous_commit = off\` p50 ${floor.asyncCommitMs.toFixed(3)} ms.`,
+    "A chat turn commits twice before its answer (hold + thread before the upstream",
+    `call, messages + settle after it), so its database floor is about 2 × ${floor.commitMs.toFixed(2)} ms plus the two statements' execution time, at one connection`,
+    "and before any HTTP work (docs/billing-reservations.md weighs moving it).",
+  ].join("\n");
+}
 
 function latencySection(
   targets: Target[],

@@ -14,6 +14,14 @@ export interface BenchPostgres {
   createDatabase(name: string): Promise<void>;
   /** What the server reports for the settings that decide durability. */
   settings(): Promise<string>;
+  /** The most-called statements in `database` since the last reset: calls and mean execution time (ms, excluding the commit's WAL flush). */
+  statements(database: string, limit: number): Promise<{ calls: number; meanMs: number; query: string }[]>;
+  resetStatements(): Promise<void>;
+  /**
+   * p50 ms over `n` sequential calls each: `select 1`; a one-row insert committed on its own (WAL
+   * flush included); the same with synchronous_commit off (no wait for the flush).
+   */
+  floor(n: number): Promise<{ selectMs: number; commitMs: number; asyncCommitMs: number }>;
   stop(): Promise<void>;
 }
 
@@ -45,7 +53,9 @@ export async function startDurablePostgres(dir: string): Promise<BenchPostgres> 
     password: "postgres",
     persistent: false,
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=400"],
+    // pg_stat_statements (as most managed PostgreSQL services enable it) tells where a turn's
+    // database time goes; it costs a little per statement.
+    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=400", "-c", "shared_preload_libraries=pg_stat_statements"],
     onLog: () => {},
     onError: () => {},
   });
@@ -70,6 +80,42 @@ export async function startDurablePostgres(dir: string): Promise<BenchPostgres> 
           "select name, setting from pg_settings where name in ('fsync', 'synchronous_commit', 'full_page_writes', 'server_version') order by name",
         );
         return rows.map((r) => `${r.name}=${r.setting}`).join(", ");
+      }),
+    statements: (database, limit) =>
+      admin(async (c) => {
+        await c.query("create extension if not exists pg_stat_statements");
+        const { rows } = await c.query<{ calls: string; mean: number; query: string }>(
+          `select calls, mean_exec_time as mean, regexp_replace(query, '\\s+', ' ', 'g') as query from pg_stat_statements
+            where dbid = (select oid from pg_database where datname = $1) order by calls desc limit $2`,
+          [database, limit],
+        );
+        return rows.map((r) => ({ calls: Number(r.calls), meanMs: r.mean, query: r.query }));
+      }),
+    resetStatements: () =>
+      admin(async (c) => {
+        await c.query("create extension if not exists pg_stat_statements");
+        await c.query("select pg_stat_statements_reset()");
+      }),
+    floor: (n) =>
+      admin(async (c) => {
+        await c.query("create table if not exists bench_floor (id bigserial primary key, v text)");
+        const time = async (sql: string) => {
+          const xs: number[] = [];
+          for (let i = 0; i < n; i++) {
+            const t = performance.now();
+            await c.query(sql);
+            xs.push(performance.now() - t);
+          }
+          xs.sort((a, b) => a - b);
+          return xs[Math.floor(xs.length / 2)]!;
+        };
+        const selectMs = await time("select 1");
+        const commitMs = await time("insert into bench_floor (v) values ('x')");
+        await c.query("set synchronous_commit = off");
+        const asyncCommitMs = await time("insert into bench_floor (v) values ('x')");
+        await c.query("reset synchronous_commit");
+        await c.query("drop table bench_floor");
+        return { selectMs, commitMs, asyncCommitMs };
       }),
     stop: () => server.stop(),
   };
