@@ -124,6 +124,7 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
   /** The most a GraphQL operation may cost: 1 per field, a connection's fields once per row asked for. */
   GRAPHQL_MAX_COST: z.coerce.number().int().min(100).max(10_000_000).default(20_000),
+  METRICS_JOBS_REFRESH_SECONDS: z.coerce.number().min(1).max(3600).default(15),
 });
 
 type Env = z.infer<typeof envSchema>;
@@ -168,6 +169,8 @@ export interface Config {
   sandbox: { timeoutMs: number; memoryMb: number; maxHostCalls: number; poolSize: number };
   logLevel: (typeof LOG_LEVELS)[number];
   graphqlMaxCost: number;
+  /** How stale the API's active-job gauges may be: /metrics queries them at most this often. */
+  metricsJobsRefreshMs: number;
 }
 
 /** Values the dev launcher supplies (generated secrets, embedded services) when the env lacks them. */
@@ -279,6 +282,7 @@ export function loadConfig(
     },
     logLevel: env.LOG_LEVEL,
     graphqlMaxCost: env.GRAPHQL_MAX_COST,
+    metricsJobsRefreshMs: env.METRICS_JOBS_REFRESH_SECONDS * 1000,
   };
 }
 

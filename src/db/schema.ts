@@ -165,6 +165,8 @@ export const Job = defineEntity({
     replayOf: p.string().nullable(),
     /** When the Temporal workflow was started; null rows are picked up by the dispatcher. */
     dispatchedAt: p.datetime().nullable(),
+    /** W3C `traceparent` of the webhook request that created the job (only when tracing is on), so the later workflow start continues its trace. */
+    traceContext: p.string().length(64).nullable(),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
     startedAt: p.datetime().nullable(),
     finishedAt: p.datetime().nullable(),
@@ -176,6 +178,8 @@ export const Job = defineEntity({
     // The jobs connection: newest first per account, optionally one status (the failed-jobs view).
     { name: "jobs_account_created_idx", properties: ["account", "createdAt", "id"] },
     { name: "jobs_account_status_created_idx", properties: ["account", "status", "createdAt", "id"] },
+    // /metrics counts active jobs through this index: bounded by the work in flight, not by history.
+    { name: "jobs_active_idx", properties: ["status"], where: "status in ('queued', 'running')" },
   ],
 });
 export type IJob = InferEntity<typeof Job>;

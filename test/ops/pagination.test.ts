@@ -61,7 +61,7 @@ describe("pagination and query cost", () => {
 
   it("Trigger.jobs pages the trigger's jobs; Trigger.logs still answers", async () => {
     const q = `query($id: ID!, $after: String) { trigger(id: $id) { logs(first: 3) { jobId } jobs(first: 10, after: $after) { edges { node { id triggerId } } pageInfo { hasNextPage endCursor } } } }`;
-    const { nodes } = await allPages(async (after) => (await must(app.url, admin, q, { id: otherTrigger.id, after })).trigger.jobs);
+    const { nodes } = await allPages<{ id: string }>(async (after) => (await must(app.url, admin, q, { id: otherTrigger.id, after })).trigger.jobs);
     expect(nodes).toHaveLength(26);
     const logs = (await must(app.url, admin, q, { id: otherTrigger.id })).trigger.logs;
     expect(logs.map((l: { jobId: string }) => l.jobId)).toEqual(nodes.slice(0, 3).map((n: { id: string }) => n.id));

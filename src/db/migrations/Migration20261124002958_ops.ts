@@ -1,8 +1,8 @@
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20261124002651_ops extends Migration {
+export class Migration20261124002958_ops extends Migration {
 
-  override name = 'Migration20261124002651_ops';
+  override name = 'Migration20261124002958_ops';
 
   override up(): void | Promise<void> {
     this.addSql(`alter table "admin_tokens" add "name" varchar(200) not null default '', add "last_used_at" timestamptz null;`);
