@@ -3,8 +3,8 @@ import { defineEntity, p, type InferEntity } from "@mikro-orm/core";
 /**
  * The whole data model. Money columns are integer micro-USD (`bigint`). Ids are prefixed random
  * strings (see infra/ids.ts), so they can appear in URLs and cannot be enumerated.
- * Hot paths (chat, webhook ingest, billing) use hand-written SQL against these same tables; keep
- * column names in step with `src/db/migrations`.
+ * Hot paths (chat, webhook ingest, billing) use hand-written SQL against these same tables, on the
+ * same pool; new hand-written SQL takes table and column names from here via `src/db/names.ts`.
  */
 
 const now = () => new Date();
@@ -224,6 +224,21 @@ export const LedgerEntry = defineEntity({
 });
 export type ILedgerEntry = InferEntity<typeof LedgerEntry>;
 
+/**
+ * Per-key requests-per-minute windows of the chat API (src/chat/rate-limit.ts): row `key:<keyId>`
+ * counts `points` in the window that ends at `expire` (epoch ms). Updated by one upsert per request.
+ */
+export const RateLimitWindow = defineEntity({
+  name: "RateLimitWindow",
+  tableName: "chat_rate_limits",
+  properties: {
+    key: p.string().length(255).primary(),
+    points: p.integer().default(0),
+    expire: p.bigint("number").nullable(),
+  },
+});
+export type IRateLimitWindow = InferEntity<typeof RateLimitWindow>;
+
 export const entities = [
   Account,
   AdminToken,
@@ -237,4 +252,5 @@ export const entities = [
   IdempotencyRecord,
   AuditEntry,
   LedgerEntry,
+  RateLimitWindow,
 ];
