@@ -58,13 +58,18 @@ export const Agent = defineEntity({
 });
 export type IAgent = InferEntity<typeof Agent>;
 
+/** The key columns of a row that belongs to an agent of an account, deleted with either. */
+const agentOwned = () => ({
+  id: p.string().primary(),
+  account: () => p.manyToOne(Account).deleteRule("cascade").index(),
+  agent: () => p.manyToOne(Agent).deleteRule("cascade").index(),
+});
+
 export const ApiKey = defineEntity({
   name: "ApiKey",
   tableName: "api_keys",
   properties: {
-    id: p.string().primary(),
-    account: () => p.manyToOne(Account).deleteRule("cascade").index(),
-    agent: () => p.manyToOne(Agent).deleteRule("cascade").index(),
+    ...agentOwned(),
     name: p.string().length(200),
     keyHash: p.string().length(64).unique(),
     prefix: p.string().length(16),
@@ -80,9 +85,7 @@ export const Thread = defineEntity({
   name: "Thread",
   tableName: "threads",
   properties: {
-    id: p.string().primary(),
-    account: () => p.manyToOne(Account).deleteRule("cascade").index(),
-    agent: () => p.manyToOne(Agent).deleteRule("cascade").index(),
+    ...agentOwned(),
     /** Set while a turn is in flight; a stale lease (crashed instance) expires on its own. */
     busyUntil: p.datetime().nullable(),
     messageCount: p.integer().default(0),
@@ -111,9 +114,7 @@ export const Trigger = defineEntity({
   name: "Trigger",
   tableName: "triggers",
   properties: {
-    id: p.string().primary(),
-    account: () => p.manyToOne(Account).deleteRule("cascade").index(),
-    agent: () => p.manyToOne(Agent).deleteRule("cascade").index(),
+    ...agentOwned(),
     description: p.text().nullable(),
     active: p.boolean().default(true),
     secretRequired: p.boolean().default(true),
