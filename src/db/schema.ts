@@ -160,6 +160,8 @@ export const Job = defineEntity({
     logs: p.json<unknown[]>().nullable(),
     /** When the Temporal workflow was started; null rows are picked up by the dispatcher. */
     dispatchedAt: p.datetime().nullable(),
+    /** W3C `traceparent` of the webhook request that created the job (only when tracing is on), so the later workflow start continues its trace. */
+    traceContext: p.string().length(64).nullable(),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
     startedAt: p.datetime().nullable(),
     finishedAt: p.datetime().nullable(),
@@ -168,6 +170,8 @@ export const Job = defineEntity({
     { properties: ["trigger", "createdAt"] },
     { properties: ["agent", "createdAt"] },
     { name: "jobs_undispatched_idx", properties: ["createdAt"], where: { dispatchedAt: null } },
+    // /metrics counts active jobs through this index: bounded by the work in flight, not by history.
+    { name: "jobs_active_idx", properties: ["status"], where: "status in ('queued', 'running')" },
   ],
 });
 export type IJob = InferEntity<typeof Job>;

@@ -1,8 +1,8 @@
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20261124002357_rate_limit_windows extends Migration {
+export class Migration20261124003039_rate_limit_windows extends Migration {
 
-  override name = 'Migration20261124002357_rate_limit_windows';
+  override name = 'Migration20261124003039_rate_limit_windows';
 
   override up(): void | Promise<void> {
     // "if not exists": releases before this one created the same table at run time.
