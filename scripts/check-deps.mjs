@@ -28,6 +28,8 @@ const ALLOWED = [
   { edge: "src/graphql -> src/keys", owner: "house" },
   { edge: "src/graphql -> src/threads", owner: "house" },
   { edge: "src/graphql -> src/triggers", owner: "house" },
+  { edge: "src/graphql -> src/billing", owner: "house" },
+  { edge: "src/graphql -> src/jobs", owner: "house" },
   { edge: "src/runtime -> src/agents", owner: "house" },
   { edge: "src/temporal -> src/jobs", owner: "house" },
   { edge: "src/temporal -> src/runtime", owner: "house" },

@@ -122,6 +122,8 @@ const envSchema = z.object({
   SCRIPT_MAX_HOST_CALLS: z.coerce.number().int().min(0).max(10_000).default(100),
   SANDBOX_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(2),
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
+  /** The most a GraphQL operation may cost: 1 per field, a connection's fields once per row asked for. */
+  GRAPHQL_MAX_COST: z.coerce.number().int().min(100).max(10_000_000).default(20_000),
   METRICS_JOBS_REFRESH_SECONDS: z.coerce.number().min(1).max(3600).default(15),
 });
 
@@ -166,6 +168,7 @@ export interface Config {
   defaultRateLimitPerMinute: number;
   sandbox: { timeoutMs: number; memoryMb: number; maxHostCalls: number; poolSize: number };
   logLevel: (typeof LOG_LEVELS)[number];
+  graphqlMaxCost: number;
   /** How stale the API's active-job gauges may be: /metrics queries them at most this often. */
   metricsJobsRefreshMs: number;
 }
@@ -278,6 +281,7 @@ export function loadConfig(
       poolSize: env.SANDBOX_POOL_SIZE,
     },
     logLevel: env.LOG_LEVEL,
+    graphqlMaxCost: env.GRAPHQL_MAX_COST,
     metricsJobsRefreshMs: env.METRICS_JOBS_REFRESH_SECONDS * 1000,
   };
 }
