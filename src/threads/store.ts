@@ -30,7 +30,7 @@ const LEASE = statement(
                  where ${T.id} = ${p("threadId")} and ${T.account} = ${p("accountId")} and ${T.agent} = ${p("agentId")}
                    and (${T.busyUntil} is null or ${T.busyUntil} < now())
                  returning ${T.id}, ${T.messageCount})
-     select l.${T.messageCount} as message_count, m.${M.role} as role, m.${M.content} as content
+     select l.${T.messageCount} as message_count, m.${M.role} as role, m.${M.content} as content, m.${M.data} as data
        from l left join ${M.table} m on m.${M.thread} = l.${T.id} order by m.${M.seq}`,
 );
 const EXISTS = statement("thread-exists", (p) => `select 1 from ${T.table} where ${T.id} = ${p("threadId")} and ${T.account} = ${p("accountId")} and ${T.agent} = ${p("agentId")}`);
@@ -41,15 +41,27 @@ export async function leaseThread(
   pool: pg.Pool,
   a: { threadId: string; accountId: string; agentId: string; leaseMs: number },
 ): Promise<{ messageCount: number; history: ChatMessage[] }> {
-  const { rows } = await pool.query<{ message_count: number; role: string | null; content: string | null }>(LEASE.with(a));
+  const { rows } = await pool.query<{ message_count: number; role: string | null; content: string | null; data: MessageData | null }>(LEASE.with(a));
   if (rows.length === 0) {
     const exists = await pool.query(EXISTS.with(a));
     if (exists.rowCount) throw new AppError("thread_busy", "Another turn on this thread is still in progress; retry when it has finished", { param: "thread_id" });
     throw new AppError("thread_not_found", `Thread ${a.threadId} not found`, { param: "thread_id" });
   }
   const history: ChatMessage[] = [];
-  for (const r of rows) if (r.role !== null) history.push({ role: r.role as ChatMessage["role"], content: r.content ?? "" });
+  for (const r of rows) if (r.role !== null) history.push({ role: r.role as ChatMessage["role"], content: r.content ?? "", ...r.data });
   return { messageCount: rows[0]!.message_count, history };
+}
+
+/** What a message has beyond role and text (tool calls, the call a tool result answers, image parts), kept as JSON. */
+type MessageData = Pick<ChatMessage, "parts" | "toolCalls" | "toolCallId">;
+
+function messageData(m: ChatMessage): string | null {
+  if (!m.parts && !m.toolCalls?.length && !m.toolCallId) return null;
+  const data: MessageData = {};
+  if (m.parts) data.parts = m.parts;
+  if (m.toolCalls?.length) data.toolCalls = m.toolCalls;
+  if (m.toolCallId) data.toolCallId = m.toolCallId;
+  return JSON.stringify(data);
 }
 
 /** Gives the lease back without saving anything (the turn was refused after the lease). */
@@ -60,9 +72,9 @@ export async function releaseLease(pool: pg.Pool, threadId: string): Promise<voi
 const FINISH = statement(
   "thread-finish-turn",
   (p) => `with ${releaseCte(p)},
-          m as (insert into ${M.table} (${M.thread}, ${M.seq}, ${M.role}, ${M.content}, ${M.createdAt})
-                select ${p("threadId")}, ${p("baseSeq")}::int + x.ord::int, x.role, x.content, now()
-                  from unnest(${p("roles")}::text[], ${p("contents")}::text[]) with ordinality as x(role, content, ord))
+          m as (insert into ${M.table} (${M.thread}, ${M.seq}, ${M.role}, ${M.content}, ${M.data}, ${M.createdAt})
+                select ${p("threadId")}, ${p("baseSeq")}::int + x.ord::int, x.role, x.content, x.data::jsonb, now()
+                  from unnest(${p("roles")}::text[], ${p("contents")}::text[], ${p("data")}::text[]) with ordinality as x(role, content, data, ord))
      update ${T.table} set ${T.busyUntil} = null, ${T.messageCount} = ${T.messageCount} + ${p("count")}, ${T.updatedAt} = now() where ${T.id} = ${p("threadId")}`,
 );
 
@@ -85,6 +97,7 @@ export async function finishTurn(
       roles: a.messages.map((m) => m.role),
       contents: a.messages.map((m) => m.content),
       count: a.messages.length,
+      data: a.messages.map(messageData),
     }),
   );
 }
