@@ -105,11 +105,28 @@ export const Message = defineEntity({
     seq: p.integer(),
     role: p.string().length(20),
     content: p.text(),
+    /** Tool calls, the tool call a tool result answers, image parts (src/threads/store.ts MessageData). */
+    data: p.json<Record<string, unknown>>().nullable(),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
   },
   uniques: [{ properties: ["thread", "seq"] }],
 });
 export type IMessage = InferEntity<typeof Message>;
+
+/** A stored Responses API response (GET /api/v1/responses/{id}, previous_response_id → its thread). */
+export const StoredResponse = defineEntity({
+  name: "StoredResponse",
+  tableName: "responses",
+  properties: {
+    id: p.string().primary(),
+    account: () => p.manyToOne(Account).deleteRule("cascade").index(),
+    agent: () => p.manyToOne(Agent).deleteRule("cascade"),
+    thread: () => p.manyToOne(Thread).deleteRule("cascade"),
+    body: p.json<Record<string, unknown>>(),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+  },
+});
+export type IStoredResponse = InferEntity<typeof StoredResponse>;
 
 export const Trigger = defineEntity({
   name: "Trigger",
@@ -260,6 +277,7 @@ export const entities = [
   ApiKey,
   Thread,
   Message,
+  StoredResponse,
   Trigger,
   TriggerSecret,
   Job,
