@@ -1,12 +1,12 @@
 import express from "express";
 import { AppError } from "../errors/app-error.js";
 import { randomBase62 } from "../infra/ids.js";
-import type { KeyPrincipal } from "../keys/auth.js";
+import type { KeyAuthenticator } from "../keys/auth.js";
 import { checkModelOptions } from "../providers/index.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { chooseModel, executeTurn, type TurnInput } from "./engine.js";
-import { rateLimitHeaders, type KeyRateLimiter, type RateLimitState } from "./rate-limit.js";
-import { parseResponsesRequest, type ResponsesRequest } from "./responses-request.js";
+import type { Admission } from "./admission.js";
+import { parseResponsesRequest } from "./responses-request.js";
 import { loadResponse, saveResponse } from "./responses-store.js";
 import { outputItems, ResponseEvents, responseObject, type ResponseShell } from "./responses-output.js";
 import { SseResponse, sseData } from "./sse.js";
@@ -15,40 +15,29 @@ import { SseResponse, sseData } from "./sse.js";
  * The Responses API (DESIGN §12) on the chat engine: same keys, holds, rate limits, threads and
  * errors as chat completions. A response belongs to a thread; previous_response_id continues it.
  */
-export function responsesRouter(runtime: Runtime, access: { auth: (req: express.Request) => Promise<KeyPrincipal>; limiter: KeyRateLimiter }): express.Router {
+export function responsesRouter(runtime: Runtime, admit: Admission, keys: KeyAuthenticator): express.Router {
   const router = express.Router();
-  const { auth, limiter } = access;
 
   router.get("/api/v1/responses/:id", async (req, res) => {
-    const principal = await auth(req);
+    const principal = await keys.authenticate(req.get("authorization"), req.get("x-api-key"));
     const stored = await loadResponse(runtime.pool, String(req.params.id), principal.agent.accountId, principal.agent.id);
     res.json(stored.body);
   });
 
   router.post("/api/v1/responses", express.json({ limit: "4mb", type: () => true }), async (req, res) => {
-    const principal = await auth(req);
-    const onState = (s: RateLimitState) => {
-      const h = rateLimitHeaders(s);
-      for (const k in h) res.setHeader(k, h[k]!);
-    };
-    await limiter.ensureTable();
-    let r: ResponsesRequest;
-    let threadId: string | undefined;
-    try {
-      r = parseResponsesRequest(req.body);
+    const { principal, onState, value } = await admit(req, res, async (principal) => {
+      const r = parseResponsesRequest(req.body);
       const model = chooseModel(principal.agent, r.model);
       checkModelOptions(runtime.config, model, r, r.messages, (i, j) => `input[${r.inputIndex[i]}].content[${j}]`);
-      threadId = r.threadId;
+      let threadId = r.threadId;
       if (r.previousResponseId) {
         const prev = await loadResponse(runtime.pool, r.previousResponseId, principal.agent.accountId, principal.agent.id, "previous_response_id");
         if (threadId && threadId !== prev.threadId) throw new AppError("invalid_request_error", "thread_id and previous_response_id name different threads", { param: "thread_id" });
         threadId = prev.threadId;
       }
-    } catch (err) {
-      // Refused before the hold: the request still counts (and a 429 wins over a 400).
-      await limiter.consume(principal.keyId, principal.rateLimitPerMinute, onState);
-      throw err;
-    }
+      return { r, threadId };
+    });
+    const { r, threadId } = value;
     const shell: ResponseShell = {
       id: `resp_${randomBase62(24)}`,
       created: Math.floor(Date.now() / 1000),

@@ -6,8 +6,9 @@ import { checkModelOptions, type ToolCall } from "../providers/index.js";
 import { SUPPORTED_MODELS } from "../providers/models.js";
 import type { RouteModule } from "../http/server.js";
 import { chooseModel, executeTurn } from "./engine.js";
-import { consumeRateLimit, rateLimitHeaders, sweepRateLimits, type RateLimitState } from "./rate-limit.js";
-import { parseChatRequest, type ChatRequest } from "./request.js";
+import { admission } from "./admission.js";
+import { sweepRateLimits } from "./rate-limit.js";
+import { parseChatRequest } from "./request.js";
 import { responsesRouter } from "./responses-routes.js";
 import { SseResponse, sseData } from "./sse.js";
 
@@ -27,7 +28,7 @@ export const chatRoutes: RouteModule = (runtime) => {
   const sweep = setInterval(() => sweepRateLimits(runtime.pool).catch(() => {}), 10 * 60_000);
   sweep.unref();
 
-  const auth = (req: express.Request) => keys.authenticate(req.get("authorization"), req.get("x-api-key"));
+  const admit = admission(runtime, keys);
   // The models routes have no hold that re-checks the key in the database: look it up fresh.
   const authFresh = (req: express.Request) => keys.authenticate(req.get("authorization"), req.get("x-api-key"), { fresh: true });
 
@@ -48,21 +49,12 @@ export const chatRoutes: RouteModule = (runtime) => {
     "/api/v1/chat/completions",
     express.json({ limit: "4mb", type: () => true }),
     async (req, res) => {
-      const principal = await auth(req);
-      const onState = (s: RateLimitState) => {
-        const h = rateLimitHeaders(s);
-        for (const k in h) res.setHeader(k, h[k]!);
-      };
-      let chat: ChatRequest;
-      try {
-        chat = parseChatRequest(req.body);
+      const { principal, onState, value: chat } = await admit(req, res, (principal) => {
+        const chat = parseChatRequest(req.body);
         const model = chooseModel(principal.agent, chat.model);
         checkModelOptions(runtime.config, model, chat, chat.messages, (i, j) => `messages[${i}].content[${j}]`);
-      } catch (err) {
-        // Refused before the hold: the request still counts (and a 429 wins over a 400).
-        await consumeRateLimit(runtime.pool, principal.keyId, principal.rateLimitPerMinute, onState);
-        throw err;
-      }
+        return chat;
+      });
       const created = Math.floor(Date.now() / 1000);
       const input = {
         agent: principal.agent,
@@ -160,7 +152,7 @@ export const chatRoutes: RouteModule = (runtime) => {
     },
   );
 
-  router.use(responsesRouter(runtime, { auth, limiter }));
+  router.use(responsesRouter(runtime, admit, keys));
 
   // Body-parser failures on this surface answer 400 in the OpenAI envelope (never 413/500 HTML).
   const bodyErrors: ErrorRequestHandler = (err, _req, _res, next) => {
