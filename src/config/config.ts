@@ -122,6 +122,7 @@ const envSchema = z.object({
   SCRIPT_MAX_HOST_CALLS: z.coerce.number().int().min(0).max(10_000).default(100),
   SANDBOX_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(2),
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
+  WORKER_METRICS_PORT: port.optional(),
   METRICS_JOBS_REFRESH_SECONDS: z.coerce.number().min(1).max(3600).default(15),
 });
 
@@ -168,6 +169,8 @@ export interface Config {
   logLevel: (typeof LOG_LEVELS)[number];
   /** How stale the API's active-job gauges may be: /metrics queries them at most this often. */
   metricsJobsRefreshMs: number;
+  /** The worker's /metrics port (Temporal SDK + job metrics); unset: no worker metrics server. */
+  workerMetricsPort: number | undefined;
 }
 
 /** Values the dev launcher supplies (generated secrets, embedded services) when the env lacks them. */
@@ -279,6 +282,7 @@ export function loadConfig(
     },
     logLevel: env.LOG_LEVEL,
     metricsJobsRefreshMs: env.METRICS_JOBS_REFRESH_SECONDS * 1000,
+    workerMetricsPort: env.WORKER_METRICS_PORT,
   };
 }
 

@@ -172,6 +172,11 @@ export class SandboxPool {
     if (!this.closed) this.pump();
   }
 
+  /** For the worker's /metrics. */
+  stats(): { size: number; started: number; busy: number; queued: number } {
+    return { size: this.size, started: this.slots.length, busy: this.slots.filter((s) => s.busy).length, queued: this.queue.length };
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     for (const t of this.queue.splice(0)) t.reject(new Error("sandbox pool is closed"));
