@@ -8,6 +8,7 @@ import { PgEvents } from "../infra/pg-events.js";
 import { TemporalClientHandle } from "../temporal/client.js";
 import type { ScriptValidator } from "../agents/service.js";
 import { scriptValidator } from "../sandbox/index.js";
+import { startTracing, type Tracing } from "../telemetry/tracing.js";
 
 /**
  * What every process shares: configuration, logger, database (MikroORM for the model, a plain
@@ -21,6 +22,8 @@ export interface Runtime {
   events: PgEvents;
   temporal: TemporalClientHandle;
   metrics: Metrics;
+  /** OpenTelemetry, when the OTEL_* variables turn it on; undefined otherwise (nothing loaded). */
+  tracing?: Tracing;
   /** Syntax-checks agent scripts at create/update; installed by the sandbox module. */
   validateScript?: ScriptValidator;
   /** Run in order at the start of `close()` (e.g. stopping the webhook dispatcher loop). */
@@ -36,12 +39,14 @@ export async function createRuntime(config: Config, options: { log?: Logger; met
   if (!config.databaseUrl) throw new Error("DATABASE_URL: required (npm start provides an embedded PostgreSQL)");
   if (!config.temporal.address) throw new Error("TEMPORAL_ADDRESS: required (npm start provides a Temporal dev server)");
   const log = options.log ?? createLogger(config.logLevel);
+  // Before anything opens HTTP servers or clients, so they are traced from the start.
+  const tracing = await startTracing(config);
   const orm = await openOrm(config.databaseUrl, config.databasePoolSize);
   const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.databasePoolSize, idleTimeoutMillis: 30_000 });
   pool.on("error", (err) => log.warn({ err }, "idle database connection failed"));
   const events = new PgEvents(config.databaseUrl, pool, log);
   await events.start();
-  const temporal = new TemporalClientHandle({ ...config.temporal, address: config.temporal.address });
+  const temporal = new TemporalClientHandle({ ...config.temporal, address: config.temporal.address }, tracing ? [tracing.temporalPlugin] : []);
   const metrics = options.metrics ?? new Metrics();
   const closeHooks: (() => Promise<void> | void)[] = [];
   return {
@@ -52,6 +57,7 @@ export async function createRuntime(config: Config, options: { log?: Logger; met
     events,
     temporal,
     metrics,
+    tracing,
     validateScript: scriptValidator(config),
     closeHooks,
     async close() {
@@ -60,6 +66,7 @@ export async function createRuntime(config: Config, options: { log?: Logger; met
       await temporal.close().catch(() => {});
       await pool.end().catch(() => {});
       await orm.close(true).catch(() => {});
+      await tracing?.flush().catch(() => {});
     },
   };
 }

@@ -51,6 +51,8 @@ export async function startWorker(runtime: Runtime, options: { taskQueue?: strin
     activities: createActivities(runtime),
     shutdownGraceTime: "10 seconds",
     interceptors: { activity: [jobMetricsInterceptor(runtime.metrics)] },
+    // OpenTelemetry (when on): workflow and activity spans continue the trace the start carried.
+    plugins: runtime.tracing ? [runtime.tracing.temporalPlugin] : [],
   });
   const metricsServer =
     config.workerMetricsPort === undefined
