@@ -8,7 +8,7 @@ import { envDetectorSync, Resource } from "@opentelemetry/resources";
 import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
 import { OpenTelemetryPlugin } from "@temporalio/interceptors-opentelemetry";
-import type { Tracing } from "./tracing.js";
+import type { Tracing } from "./types.js";
 
 /** Probes and scrapes are not worth a trace each. */
 const UNTRACED = /^\/(healthz|readyz|metrics)(\?|$)/;
