@@ -6,10 +6,11 @@ import { AgentResolver } from "../agents/resolvers.js";
 import { AgentApiKeysResolver, ApiKeyResolver } from "../keys/resolvers.js";
 import { ThreadResolver } from "../threads/resolvers.js";
 import { AgentTriggersResolver, JobResolver, TriggerResolver } from "../triggers/resolvers.js";
+import { TestWebhookResolver } from "../webhooks/resolvers.js";
 import { createPubSub } from "@graphql-yoga/subscription";
 
 /** Every capability's resolvers; a capability adds its resolver classes here. */
-export const resolvers = [AccountResolver, AgentResolver, ApiKeyResolver, AgentApiKeysResolver, ThreadResolver, TriggerResolver, AgentTriggersResolver, JobResolver] as const;
+export const resolvers = [AccountResolver, AgentResolver, ApiKeyResolver, AgentApiKeysResolver, ThreadResolver, TriggerResolver, AgentTriggersResolver, JobResolver, TestWebhookResolver] as const;
 
 export async function buildGraphQLSchema(pubSub?: PubSub): Promise<GraphQLSchema> {
   return buildSchema({

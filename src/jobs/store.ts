@@ -1,18 +1,29 @@
 import type pg from "pg";
 import type { JobStatus } from "../db/schema.js";
 
-/** Channel carrying every job status transition (JSON `JobStatusEvent`). */
+/**
+ * Channel carrying every job status transition (JSON `JobStatusNotice`). A NOTIFY payload is
+ * limited to 8000 bytes, so it carries ids and small fields only, never the error text: a failed
+ * transition with a long message would otherwise fail and leave the job `running` forever.
+ */
 export const JOB_STATUS = "job_status";
 
-export interface JobStatusEvent {
+/** Stored error messages are cut to this many characters (the rest of a long message is dropped). */
+export const MAX_ERROR_CHARS = 4000;
+
+export interface JobStatusNotice {
   jobId: string;
   accountId: string;
   agentId: string;
   triggerId: string | null;
   status: JobStatus;
-  error: string | null;
   attempts: number;
   at: string;
+}
+
+/** A transition as subscribers see it: the notice plus the error, read from the job when it failed. */
+export interface JobStatusEvent extends JobStatusNotice {
+  error: string | null;
 }
 
 export interface JobRow {
@@ -48,9 +59,9 @@ export async function getJob(db: pg.Pool | pg.PoolClient, id: string): Promise<J
 async function transition(db: pg.Pool, jobId: string, set: string, where: string, params: unknown[]): Promise<boolean> {
   const { rowCount } = await db.query(
     `with u as (update jobs set ${set} where id = $1 and ${where}
-       returning id, account_id, agent_id, trigger_id, status, error, attempts)
+       returning id, account_id, agent_id, trigger_id, status, attempts)
      select pg_notify('${JOB_STATUS}', json_build_object('jobId', id, 'accountId', account_id, 'agentId', agent_id,
-       'triggerId', trigger_id, 'status', status, 'error', error, 'attempts', attempts, 'at', now())::text) from u`,
+       'triggerId', trigger_id, 'status', status, 'attempts', attempts, 'at', now())::text) from u`,
     [jobId, ...params],
   );
   return (rowCount ?? 0) > 0;
@@ -64,8 +75,16 @@ export function markDone(db: pg.Pool, jobId: string): Promise<boolean> {
   return transition(db, jobId, "status = 'done', finished_at = now(), error = null", "status in ('queued', 'running')", []);
 }
 
+/**
+ * An error message PostgreSQL will always accept: at most MAX_ERROR_CHARS characters, without NUL
+ * (text columns refuse it) or lone surrogates (a cut through a pair becomes U+FFFD).
+ */
+export function storableError(message: string): string {
+  return message.slice(0, MAX_ERROR_CHARS).replace(/\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
+}
+
 export function markFailed(db: pg.Pool, jobId: string, error: string): Promise<boolean> {
-  return transition(db, jobId, "status = 'failed', finished_at = now(), error = $2, started_at = coalesce(started_at, now())", "status in ('queued', 'running')", [error.slice(0, 4000)]);
+  return transition(db, jobId, "status = 'failed', finished_at = now(), error = $2, started_at = coalesce(started_at, now())", "status in ('queued', 'running')", [storableError(error)]);
 }
 
 export interface RunOutput {
