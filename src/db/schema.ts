@@ -159,6 +159,8 @@ export const Job = defineEntity({
     logs: p.json<unknown[]>().nullable(),
     /** When the Temporal workflow was started; null rows are picked up by the dispatcher. */
     dispatchedAt: p.datetime().nullable(),
+    /** A dispatcher's claim on an undispatched job until this time, so API instances share the backlog. */
+    dispatchLeaseUntil: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
     startedAt: p.datetime().nullable(),
     finishedAt: p.datetime().nullable(),
