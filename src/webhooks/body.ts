@@ -1,17 +1,11 @@
 import type { Request } from "express";
 import { AppError } from "../errors/app-error.js";
+import { jsonTooDeep, MAX_JSON_DEPTH } from "../infra/json.js";
 
 /** 1 MB: the documented maximum webhook body. */
 export const MAX_BODY_BYTES = 1_048_576;
 /** After a 413 the rest of the body is discarded; a sender that keeps going past this is cut off. */
 const DRAIN_LIMIT = 16 * 1_048_576;
-
-/**
- * Deepest nesting of arrays and objects a webhook body may have. Real payloads stay far below it;
- * deeper ones would only exercise recursion limits on their way through storage, the sandbox and
- * serialization.
- */
-export const MAX_JSON_DEPTH = 128;
 
 export const tooLarge = () => new AppError("payload_too_large", `Request body exceeds ${MAX_BODY_BYTES} bytes`);
 
@@ -73,24 +67,9 @@ export function readRawBody(req: Request, limit = MAX_BODY_BYTES): Promise<Buffe
   });
 }
 
-/**
- * Refuses bodies nested deeper than MAX_JSON_DEPTH with 400 invalid_json. One pass over the text,
- * no recursion (brackets inside strings do not count); malformed JSON is left to JSON.parse.
- */
-export function checkJsonDepth(text: string, max = MAX_JSON_DEPTH): void {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) {
-      inString = true;
-    } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > max) throw new AppError("invalid_json", `Request body nests arrays/objects deeper than ${max} levels`, { details: { max_depth: max } });
-    } else if (c === 0x5d || c === 0x7d) {
-      depth--;
-    }
+/** Refuses bodies nested deeper than MAX_JSON_DEPTH with 400 invalid_json. */
+export function checkJsonDepth(text: string): void {
+  if (jsonTooDeep(text)) {
+    throw new AppError("invalid_json", `JSON nests arrays/objects deeper than ${MAX_JSON_DEPTH} levels`, { details: { max_depth: MAX_JSON_DEPTH } });
   }
 }
