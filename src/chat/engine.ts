@@ -2,11 +2,26 @@ import { AppError } from "../errors/app-error.js";
 import { newId, randomBase62 } from "../infra/ids.js";
 import { holdMicros, costMicros, priceFor } from "../billing/prices.js";
 import { placeHold, settleHold } from "../billing/ledger.js";
-import { callModel, ClientAborted, type ChatMessage, type FinishReason } from "../providers/index.js";
+import {
+  callModel,
+  ClientAborted,
+  estimateTokens,
+  imageCount,
+  IMAGE_HOLD_TOKENS,
+  messageText,
+  type ChatMessage,
+  type FinishReason,
+  type ModelOptions,
+  type ToolCall,
+  type ToolCallDelta,
+} from "../providers/index.js";
 import { SUPPORTED_MODELS, isSupportedModel } from "../providers/models.js";
-import { finishTurn, leaseThread, openThreadWithHold } from "../threads/store.js";
+import { finishTurn, leaseThread, releaseLease } from "../threads/store.js";
 import type { Runtime } from "../runtime/runtime.js";
-import { consumeRateLimit, rateLimitError, rateLimitState, type RateLimitState } from "./rate-limit.js";
+import type { AgentInfo } from "../agents/agent-info.js";
+import { consumeRateLimit, enforceRateLimit, type RateLimitState } from "./rate-limit.js";
+import { checkToolResults, parseChatRequest } from "./request.js";
+import { openThreadWithHold } from "./store.js";
 
 /**
  * One chat turn, independent of HTTP: model choice, thread lease and history, hold, upstream
@@ -14,13 +29,7 @@ import { consumeRateLimit, rateLimitError, rateLimitState, type RateLimitState }
  * (`runChatTurn`).
  */
 
-export interface AgentInfo {
-  id: string;
-  accountId: string;
-  instructions: string;
-  defaultModel: string;
-  allowedModels: string[] | null;
-}
+export type { AgentInfo };
 
 export interface TurnInput {
   agent: AgentInfo;
@@ -28,16 +37,20 @@ export interface TurnInput {
   model?: string | null;
   messages: ChatMessage[];
   maxTokens?: number;
-  temperature?: number;
-  topP?: number;
-  stop?: string[];
+  /** Generation options (tools, response format, sampling), already checked for the model. */
+  options?: ModelOptions;
+  /** System text for this turn only (the Responses API's `instructions`): sent, not stored. */
+  instructions?: string;
+  /** The turn's id (also the ledger reference); chatcmpl-… when not given. */
+  id?: string;
+  /** How the call id of request message i is named in errors (chat: messages[i].tool_call_id; responses: input[k].call_id). */
+  toolResultParam?: (i: number) => string;
   /** The API key the call came with: the hold re-checks it exists (exact revocation). */
   keyId?: string;
   /**
    * Count this turn in the key's rate-limit window (chat API). For a new thread the count runs in
    * the same statement as the hold; for a continuation it runs alone before the lease. `onState`
-   * sees the window (for the response headers) before a 429 is thrown. The counter table must
-   * exist (KeyRateLimiter.ensureTable).
+   * sees the window (for the response headers) before a 429 is thrown.
    */
   rateLimit?: { keyId: string; limit: number; onState?: (s: RateLimitState) => void };
 }
@@ -47,6 +60,7 @@ export interface TurnHooks {
   /** Called once the turn is accepted (thread leased, hold placed), before the upstream call. */
   onStart?: (info: { id: string; threadId: string; model: string }) => void;
   onDelta?: (text: string) => void;
+  onToolCall?: (delta: ToolCallDelta) => void;
   signal?: AbortSignal;
 }
 
@@ -55,6 +69,7 @@ export interface TurnResult {
   threadId: string;
   model: string;
   content: string;
+  toolCalls: ToolCall[];
   finishReason: FinishReason;
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
   costMicros: number;
@@ -83,12 +98,12 @@ export async function loadAgent(runtime: Runtime, accountId: string, agentId: st
   return { id: agentId, accountId, instructions: row.instructions, defaultModel: row.default_model, allowedModels: row.allowed_models };
 }
 
-async function refusal(runtime: Runtime, accountId: string, keyId: string | undefined): Promise<AppError> {
+/** Why a hold was refused: the key was deleted meanwhile, or the balance is too low. */
+async function refusal(runtime: Runtime, keyId: string | undefined): Promise<AppError> {
   if (keyId) {
     const { rowCount } = await runtime.pool.query("select 1 from api_keys where id = $1", [keyId]);
     if (!rowCount) return new AppError("invalid_api_key", "Invalid API key");
   }
-  void accountId;
   return new AppError("insufficient_balance", "Insufficient balance: top up the account to continue");
 }
 
@@ -98,9 +113,14 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
   const model = chooseModel(agent, input.model);
   const maxTokens = input.maxTokens ?? config.providers.defaultMaxOutputTokens;
   const price = priceFor(config, model);
-  const id = `chatcmpl-${randomBase62(18)}`;
+  const id = input.id ?? `chatcmpl-${randomBase62(18)}`;
   const leaseMs = config.providers.timeoutMs * (config.providers.maxRetries + 1) + 60_000;
   const system: ChatMessage[] = agent.instructions ? [{ role: "system", content: agent.instructions }] : [];
+  if (input.instructions) system.push({ role: "system", content: input.instructions });
+  // The hold covers the prompt as sent: texts, tool calls, tool definitions, images (a bounded count each).
+  const toolsText = input.options?.tools?.length ? JSON.stringify(input.options.tools) : "";
+  const holdFor = (messages: ChatMessage[]) =>
+    holdMicros(price, [...messages.map((m) => ({ content: messageText(m) })), { content: toolsText }], maxTokens, imageCount(messages) * IMAGE_HOLD_TOKENS);
 
   let threadId: string;
   let baseSeq = 0;
@@ -112,18 +132,20 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     const leased = await leaseThread(pool, { threadId, accountId: agent.accountId, agentId: agent.id, leaseMs });
     baseSeq = leased.messageCount;
     upstreamMessages = [...system, ...leased.history, ...input.messages];
-    hold = holdMicros(price, upstreamMessages, maxTokens);
+    hold = holdFor(upstreamMessages);
     let held = false;
     try {
+      // Tool results that continue the thread answer the calls stored in it.
+      checkToolResults([...leased.history, ...input.messages], leased.history.length, input.toolResultParam ?? ((i) => `messages[${i}].tool_call_id`));
       held = await placeHold(pool, agent.accountId, hold, id, input.keyId);
     } finally {
-      if (!held) await pool.query("update threads set busy_until = null where id = $1", [threadId]).catch(() => {});
+      if (!held) await releaseLease(pool, threadId).catch(() => {});
     }
-    if (!held) throw await refusal(runtime, agent.accountId, input.keyId);
+    if (!held) throw await refusal(runtime, input.keyId);
   } else {
     threadId = newId("thr");
     upstreamMessages = [...system, ...input.messages];
-    hold = holdMicros(price, upstreamMessages, maxTokens);
+    hold = holdFor(upstreamMessages);
     const rl = input.rateLimit;
     const opened = await openThreadWithHold(pool, {
       threadId,
@@ -135,16 +157,13 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
       leaseMs,
       rateLimit: rl && { keyId: rl.keyId, limit: rl.limit },
     });
-    if (rl && opened.rateLimit) {
-      const state = rateLimitState(rl.limit, opened.rateLimit.points, opened.rateLimit.expire, opened.rateLimit.now);
-      rl.onState?.(state);
-      if (opened.rateLimit.points > rl.limit) throw rateLimitError(state);
-    }
-    if (!opened.ok) throw await refusal(runtime, agent.accountId, input.keyId);
+    if (rl && opened.rateLimit) enforceRateLimit(rl.limit, opened.rateLimit, opened.rateLimit.now, rl.onState);
+    if (!opened.ok) throw await refusal(runtime, input.keyId);
   }
 
-  const progress = { text: "", emitted: false } as { text: string; emitted: boolean; promptTokens?: number; completionTokens?: number };
+  const progress = { text: "", toolCalls: [] as ToolCall[], emitted: false } as { text: string; toolCalls: ToolCall[]; emitted: boolean; promptTokens?: number; completionTokens?: number };
   let content = "";
+  let toolCalls: ToolCall[] = [];
   let finishReason: FinishReason = "stop";
   let promptTokens: number;
   let completionTokens: number;
@@ -154,26 +173,29 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     const result = await callModel(
       config,
       runtime.metrics,
-      { model, messages: upstreamMessages, maxTokens, temperature: input.temperature, topP: input.topP, stop: input.stop },
-      { stream: hooks.stream ?? false, onDelta: hooks.onDelta, signal: hooks.signal, progress },
+      { ...input.options, model, messages: upstreamMessages, maxTokens },
+      { stream: hooks.stream ?? false, onDelta: hooks.onDelta, onToolCall: hooks.onToolCall, signal: hooks.signal, progress },
     );
     content = result.content;
+    toolCalls = result.toolCalls;
     finishReason = result.finishReason;
     promptTokens = result.usage.promptTokens;
     completionTokens = result.usage.completionTokens;
   } catch (err) {
-    if (!(err instanceof ClientAborted) || progress.text.length === 0) {
+    if (!(err instanceof ClientAborted) || (progress.text.length === 0 && progress.toolCalls.length === 0)) {
       // Nothing was produced: hand the whole hold back and free the thread; store nothing.
       await finishTurn(pool, { threadId, accountId: agent.accountId, baseSeq, messages: [], release: hold, reference: id }).catch((e) =>
         runtime.log.error({ err: e, threadId }, "failed to release a turn"),
       );
       throw err;
     }
-    // The client went away mid-answer: what was produced is saved and billed.
+    // The client went away mid-answer: what was produced is billed; the text is saved, but not
+    // tool calls whose arguments may be cut (a half call in the history would break the thread).
     aborted = true;
     content = progress.text;
-    promptTokens = progress.promptTokens ?? Math.ceil(upstreamMessages.reduce((n, m) => n + m.content.length, 0) / 4);
-    completionTokens = Math.max(progress.completionTokens ?? 0, Math.ceil(content.length / 4));
+    const produced = content + progress.toolCalls.map((c) => c.name + c.arguments).join("");
+    promptTokens = progress.promptTokens ?? estimateTokens(upstreamMessages.map(messageText).join("\n"));
+    completionTokens = Math.max(progress.completionTokens ?? 0, estimateTokens(produced));
   }
 
   const cost = costMicros(price, promptTokens, completionTokens);
@@ -187,7 +209,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     threadId,
     accountId: agent.accountId,
     baseSeq,
-    messages: [...input.messages, { role: "assistant", content }],
+    messages: [...input.messages, { role: "assistant", content, ...(toolCalls.length ? { toolCalls } : {}) }],
     release,
     reference: id,
   });
@@ -196,6 +218,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     threadId,
     model,
     content,
+    toolCalls,
     finishReason,
     usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
     costMicros: charged,
@@ -226,18 +249,9 @@ export async function runChatTurn(
   costMicros: number;
   finishReason: string;
 }> {
-  if (!Array.isArray(req.messages) || req.messages.length === 0) {
-    throw new AppError("invalid_request_error", "messages must be a non-empty array", { param: "messages" });
-  }
-  for (const [i, m] of req.messages.entries()) {
-    if (!["system", "user", "assistant"].includes(m?.role) || typeof m?.content !== "string") {
-      throw new AppError("invalid_request_error", `messages[${i}] must have role system, user or assistant and string content`, { param: `messages[${i}]` });
-    }
-  }
-  if (req.maxTokens !== undefined && (!Number.isInteger(req.maxTokens) || req.maxTokens < 1)) {
-    throw new AppError("invalid_request_error", "maxTokens must be a positive integer", { param: "maxTokens" });
-  }
+  // The same validation as the chat API (one set of rules for every caller).
+  const parsed = parseChatRequest({ messages: req.messages, max_tokens: req.maxTokens, thread_id: req.threadId });
   const agent = await loadAgent(runtime, req.accountId, req.agentId);
-  const r = await executeTurn(runtime, { agent, threadId: req.threadId, model: req.model, messages: req.messages, maxTokens: req.maxTokens });
+  const r = await executeTurn(runtime, { agent, threadId: req.threadId, model: req.model, messages: parsed.messages, maxTokens: parsed.maxTokens });
   return { threadId: r.threadId, content: r.content, model: r.model, usage: r.usage, costMicros: r.costMicros, finishReason: r.finishReason };
 }

@@ -146,7 +146,7 @@ async function main(): Promise<void> {
   );
   // The web console is served from dist/web; build it on first start (or after web/ changed).
   await ensureConsoleBuilt((m) => say(m)).catch((err) => say(`the web console could not be built (${(err as Error).message}); the API still runs`));
-  runtime = await createRuntime(config, { log });
+  runtime = await createRuntime(config, { log, role: "dev" });
   // /readyz stays 503 until everything a client may use beside the API (the worker, runtime.json
   // for the admin CLI) is ready: a script that waits for 200 may then run anything at once.
   runtime.starting = "the worker and runtime.json are not ready yet";

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { AppError } from "../errors/app-error.js";
 import { newId } from "../infra/ids.js";
+import { NOTIFY_STATUS } from "../jobs/store.js";
 
 /**
  * Group commit for webhook ingest. Each accepted webhook needs a job, its audit entry and (with
@@ -52,14 +53,15 @@ winners as (
 j as (
   insert into jobs (id, account_id, agent_id, trigger_id, status, attempts, cost_micros, created_at)
   select job_id, account_id, agent_id, trigger_id, 'queued', 0, 0, now() from winners
-  returning id
+  returning id, account_id, agent_id, trigger_id, status, error, attempts
 ),
 a as (
   insert into audit_entries (id, account_id, job_id, kind, payload, cost_micros, created_at)
   select audit_id, account_id, job_id, 'webhook', payload::jsonb, 0, now() from winners
   returning id
 )
-select id as job_id from j`;
+-- Subscribers hear QUEUED exactly when the job commits (the same NOTIFY the later transitions use).
+select id as job_id, ${NOTIFY_STATUS} from j`;
 
 export interface IngestOptions {
   /** Transactions allowed in flight at once; more requests wait and join the next batch. */
