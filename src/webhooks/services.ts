@@ -14,7 +14,7 @@ export function webhookServices(runtime: Runtime): WebhookServices {
   let s = byRuntime.get(runtime);
   if (s) return s;
   const dispatcher = new Dispatcher(runtime);
-  const batcher = new IngestBatcher(runtime.pool, (ids) => dispatcher.enqueue(ids));
+  const batcher = new IngestBatcher(runtime.pool, (ids, traces) => dispatcher.enqueue(ids, traces));
   s = { batcher, dispatcher };
   byRuntime.set(runtime, s);
   dispatcher.start();
