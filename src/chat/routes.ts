@@ -6,7 +6,7 @@ import { checkModelOptions, type ToolCall } from "../providers/index.js";
 import { SUPPORTED_MODELS } from "../providers/models.js";
 import type { RouteModule } from "../http/server.js";
 import { chooseModel, executeTurn } from "./engine.js";
-import { KeyRateLimiter, rateLimitHeaders, type RateLimitState } from "./rate-limit.js";
+import { consumeRateLimit, rateLimitHeaders, sweepRateLimits, type RateLimitState } from "./rate-limit.js";
 import { parseChatRequest, type ChatRequest } from "./request.js";
 
 /** The OpenAI-compatible facade: POST /api/v1/chat/completions, GET /api/v1/models. */
@@ -22,8 +22,7 @@ const toolCallsOut = (calls: ToolCall[]) => calls.map((c) => ({ id: c.id, type: 
 export const chatRoutes: RouteModule = (runtime) => {
   const router = express.Router();
   const keys = new KeyAuthenticator(runtime);
-  const limiter = new KeyRateLimiter(runtime);
-  const sweep = setInterval(() => limiter.sweep().catch(() => {}), 10 * 60_000);
+  const sweep = setInterval(() => sweepRateLimits(runtime.pool).catch(() => {}), 10 * 60_000);
   sweep.unref();
 
   const auth = (req: express.Request) => keys.authenticate(req.get("authorization"), req.get("x-api-key"));
@@ -52,7 +51,6 @@ export const chatRoutes: RouteModule = (runtime) => {
         const h = rateLimitHeaders(s);
         for (const k in h) res.setHeader(k, h[k]!);
       };
-      await limiter.ensureTable(); // once per process; a resolved promise afterwards
       let chat: ChatRequest;
       try {
         chat = parseChatRequest(req.body);
@@ -60,7 +58,7 @@ export const chatRoutes: RouteModule = (runtime) => {
         checkModelOptions(runtime.config, model, chat, chat.messages, (i, j) => `messages[${i}].content[${j}]`);
       } catch (err) {
         // Refused before the hold: the request still counts (and a 429 wins over a 400).
-        await limiter.consume(principal.keyId, principal.rateLimitPerMinute, onState);
+        await consumeRateLimit(runtime.pool, principal.keyId, principal.rateLimitPerMinute, onState);
         throw err;
       }
       const created = Math.floor(Date.now() / 1000);

@@ -1,7 +1,7 @@
 import type { MikroORM } from "@mikro-orm/postgresql";
-import pg from "pg";
+import type pg from "pg";
 import type { Config } from "../config/config.js";
-import { openOrm } from "../db/orm.js";
+import { openDatabase } from "../db/orm.js";
 import { createLogger, type Logger } from "../infra/logger.js";
 import { Metrics } from "../infra/metrics.js";
 import { PgEvents } from "../infra/pg-events.js";
@@ -10,13 +10,14 @@ import type { ScriptValidator } from "../agents/service.js";
 import { scriptValidator } from "../sandbox/index.js";
 
 /**
- * What every process shares: configuration, logger, database (MikroORM for the model, a plain
- * pg pool for hand-written hot-path SQL), cross-instance events and a Temporal client.
+ * What every process shares: configuration, logger, database (MikroORM and the one `pg` pool it
+ * runs on, which hand-written hot-path SQL uses too), cross-instance events and a Temporal client.
  */
 export interface Runtime {
   config: Config;
   log: Logger;
   orm: MikroORM;
+  /** The ORM's own pool (src/db/orm.ts): one pool per process. */
   pool: pg.Pool;
   events: PgEvents;
   temporal: TemporalClientHandle;
@@ -28,18 +29,27 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-// Postgres bigint (int8) and numeric arrive as strings by default; our int8 values are micro-USD
-// and ids that fit in 2^53.
-pg.types.setTypeParser(20, (v) => Number(v));
+export interface RuntimeOptions {
+  log?: Logger;
+  metrics?: Metrics;
+  /**
+   * Which process this is (`api`, `worker`, `dev`, …): the database connections carry it as
+   * `application_name` (`agw-<role>`, the LISTEN connection `agw-<role>-listen`).
+   */
+  role?: string;
+}
 
-export async function createRuntime(config: Config, options: { log?: Logger; metrics?: Metrics } = {}): Promise<Runtime> {
+export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
   if (!config.databaseUrl) throw new Error("DATABASE_URL: required (npm start provides an embedded PostgreSQL)");
   if (!config.temporal.address) throw new Error("TEMPORAL_ADDRESS: required (npm start provides a Temporal dev server)");
   const log = options.log ?? createLogger(config.logLevel);
-  const orm = await openOrm(config.databaseUrl, config.databasePoolSize);
-  const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.databasePoolSize, idleTimeoutMillis: 30_000 });
-  pool.on("error", (err) => log.warn({ err }, "idle database connection failed"));
-  const events = new PgEvents(config.databaseUrl, pool, log);
+  const applicationName = `agw-${options.role ?? "process"}`;
+  const { orm, pool } = await openDatabase(config.databaseUrl, {
+    poolSize: config.databasePoolSize,
+    applicationName,
+    onPoolError: (err) => log.warn({ err }, "idle database connection failed"),
+  });
+  const events = new PgEvents(config.databaseUrl, pool, log, `${applicationName}-listen`);
   await events.start();
   const temporal = new TemporalClientHandle({ ...config.temporal, address: config.temporal.address });
   const metrics = options.metrics ?? new Metrics();
@@ -58,8 +68,7 @@ export async function createRuntime(config: Config, options: { log?: Logger; met
       for (const hook of closeHooks.splice(0)) await Promise.resolve(hook()).catch(() => {});
       await events.close();
       await temporal.close().catch(() => {});
-      await pool.end().catch(() => {});
-      await orm.close(true).catch(() => {});
+      await orm.close(true).catch(() => {}); // ends the pool
     },
   };
 }
