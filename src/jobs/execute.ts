@@ -29,7 +29,7 @@ interface ChatArgs {
  */
 export async function executeAgent(
   runtime: Runtime,
-  job: { accountId: string; agentId: string },
+  job: { id: string; accountId: string; agentId: string; triggerId: string | null },
   agent: { script: string | null },
   payload: unknown,
   execution: Execution,
@@ -39,6 +39,7 @@ export async function executeAgent(
       accountId: job.accountId,
       agentId: job.agentId,
       messages: [{ role: "user", content: JSON.stringify(payload) }],
+      run: { jobId: job.id, triggerId: job.triggerId },
     });
     execution.threadId = r.threadId;
     execution.costMicros += r.costMicros;
@@ -62,6 +63,7 @@ export async function executeAgent(
       model: typeof args.model === "string" ? args.model : null,
       messages: args.messages as { role: "system" | "user" | "assistant"; content: string }[],
       maxTokens: typeof maxTokens === "number" ? maxTokens : undefined,
+      run: { jobId: job.id, triggerId: job.triggerId },
     }).catch((err: unknown) => {
       // Request-shape problems are the script's to handle (it can catch them); others abort the run.
       if (err instanceof AppError && ["invalid_request_error", "validation_failed", "model_not_found"].includes(err.code)) throw new Error(err.message);
