@@ -81,6 +81,7 @@ export interface RunOutput {
   costMicros: number;
   logs: string[];
   modelCalls: unknown[];
+  toolsUsed: unknown[];
 }
 
 /** Stores what a run produced (job + audit entry) before the job is marked done. */
@@ -88,8 +89,8 @@ export async function saveOutput(db: pg.Pool, jobId: string, out: RunOutput): Pr
   const result = JSON.stringify(out.result ?? null);
   await db.query(
     `with j as (update jobs set result = $2::jsonb, thread_id = $3, cost_micros = $4, logs = $5::jsonb where id = $1 returning id)
-     update audit_entries set result = $2::jsonb, model_calls = $6::jsonb, cost_micros = $4 where job_id = (select id from j)`,
-    [jobId, result, out.threadId, out.costMicros, JSON.stringify(out.logs), JSON.stringify(out.modelCalls)],
+     update audit_entries set result = $2::jsonb, model_calls = $6::jsonb, tools_used = $7::jsonb, cost_micros = $4 where job_id = (select id from j)`,
+    [jobId, result, out.threadId, out.costMicros, JSON.stringify(out.logs), JSON.stringify(out.modelCalls), JSON.stringify(out.toolsUsed)],
   );
 }
 
@@ -97,8 +98,8 @@ export async function saveOutput(db: pg.Pool, jobId: string, out: RunOutput): Pr
 export async function saveFailureDetails(db: pg.Pool, jobId: string, out: Omit<RunOutput, "result">): Promise<void> {
   await db.query(
     `with j as (update jobs set thread_id = coalesce($2, thread_id), cost_micros = $3, logs = $4::jsonb where id = $1 returning id)
-     update audit_entries set model_calls = $5::jsonb, cost_micros = $3 where job_id = (select id from j)`,
-    [jobId, out.threadId, out.costMicros, JSON.stringify(out.logs), JSON.stringify(out.modelCalls)],
+     update audit_entries set model_calls = $5::jsonb, tools_used = $6::jsonb, cost_micros = $3 where job_id = (select id from j)`,
+    [jobId, out.threadId, out.costMicros, JSON.stringify(out.logs), JSON.stringify(out.modelCalls), JSON.stringify(out.toolsUsed)],
   );
 }
 
