@@ -1,5 +1,6 @@
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useState } from "react";
 import type { Page } from "../api";
+import { useAsync } from "./useAsync";
 
 /**
  * A connection read a page at a time: the first page on mount (and whenever `deps` change),
@@ -9,33 +10,33 @@ export function usePaged<T>(
   fetchPage: (after: string | null) => Promise<Page<T>>,
   deps: unknown[],
 ): { items: T[]; hasMore: boolean; loading: boolean; error?: string; loadMore: () => Promise<void>; reload: () => Promise<void> } {
-  const [items, setItems] = useState<T[]>([]);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [hasMore, setHasMore] = useState(false);
-  const [loading, setLoading] = useState(true);
+  const first = useAsync(() => fetchPage(null), deps);
+  const [more, setMore] = useState<Page<T>[]>([]);
+  const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
-  const seq = useRef(0);
-
-  const load = async (after: string | null, append: boolean) => {
-    const n = ++seq.current;
-    setLoading(true);
+  // A new first page (new deps, reload) drops the pages that followed the old one.
+  useEffect(() => setMore([]), [first.data]);
+  const pages = first.data ? [first.data, ...more] : [];
+  const last = pages.at(-1);
+  const loadMore = async () => {
+    if (!last?.pageInfo.hasNextPage || busy) return;
+    setBusy(true);
     try {
-      const page = await fetchPage(after);
-      if (n !== seq.current) return;
-      const nodes = page.edges.map((e) => e.node);
-      setItems((prev) => (append ? [...prev, ...nodes] : nodes));
-      setCursor(page.pageInfo.endCursor);
-      setHasMore(page.pageInfo.hasNextPage);
+      const page = await fetchPage(last.pageInfo.endCursor);
+      setMore((m) => [...m, page]);
       setError(undefined);
     } catch (e) {
-      if (n === seq.current) setError((e as Error).message);
+      setError((e as Error).message);
     } finally {
-      if (n === seq.current) setLoading(false);
+      setBusy(false);
     }
   };
-  useEffect(() => {
-    void load(null, false);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, deps);
-  return { items, hasMore, loading, error, loadMore: () => load(cursor, true), reload: () => load(null, false) };
+  return {
+    items: pages.flatMap((p) => p.edges.map((e) => e.node)),
+    hasMore: !!last?.pageInfo.hasNextPage,
+    loading: first.loading || busy,
+    error: first.error ?? error,
+    loadMore,
+    reload: first.reload,
+  };
 }

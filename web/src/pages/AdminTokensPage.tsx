@@ -1,10 +1,9 @@
 import { useId, useState, type FormEvent } from "react";
 import { api, type AdminToken } from "../api";
 import { ConfirmDialog } from "../components/ConfirmDialog";
-import { CopyField } from "../components/CopyField";
-import { Dialog } from "../components/Dialog";
+import { CredentialTable } from "../components/CredentialTable";
 import { ErrorBox } from "../components/ErrorBox";
-import { Time } from "../components/Time";
+import { ShownOnceDialog } from "../components/ShownOnceDialog";
 import { useAction } from "../hooks/useAction";
 import { useAsync } from "../hooks/useAsync";
 
@@ -39,56 +38,26 @@ export function AdminTokensPage() {
       <ErrorBox error={createError ?? error} />
       {loading && !data ? <p className="muted">Loading…</p> : null}
       {data ? (
-        <div className="table-wrap">
-          <table data-testid="admin-tokens">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Token</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.map((t) => (
-                <tr key={t.id}>
-                  <td data-label="Name">{t.name || <span className="muted">unnamed</span>}</td>
-                  <td data-label="Token" className="mono">
-                    {t.prefix}…
-                  </td>
-                  <td data-label="Last used">{t.lastUsedAt ? <Time iso={t.lastUsedAt} /> : <span className="muted">never</span>}</td>
-                  <td data-label="Created">
-                    <Time iso={t.createdAt} />
-                  </td>
-                  <td>
-                    <button type="button" className="btn small danger" onClick={() => setToRevoke(t)} aria-label={`Revoke token ${t.name || t.prefix}`}>
-                      Revoke
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <CredentialTable
+          rows={data.map((t) => ({ ...t, masked: `${t.prefix}…` }))}
+          caption="Admin tokens of this account"
+          valueLabel="Token"
+          action={{ label: "Revoke", aria: (r) => `Revoke token ${r.name || r.masked}` }}
+          onAction={(id) => setToRevoke(data.find((t) => t.id === id) ?? null)}
+          testId="admin-tokens"
+        />
       ) : null}
-      <Dialog open={!!created} title="Your new admin token" onClose={() => setCreated(null)} wide>
-        {created ? (
-          <div>
-            <p className="warning" role="alert">
-              Copy this token now. <strong>You will not see it again</strong>: only a hash is stored.
-            </p>
-            <CopyField label={`Token “${created.adminToken.name}”`} value={created.token} />
-            <div className="actions">
-              <button type="button" className="btn primary" onClick={() => setCreated(null)} data-autofocus>
-                I have copied it
-              </button>
-            </div>
-          </div>
-        ) : null}
-      </Dialog>
+      <ShownOnceDialog
+        title="Your new admin token"
+        warning={
+          <>
+            Copy this token now. <strong>You will not see it again</strong>: only a hash is stored.
+          </>
+        }
+        label={`Token “${created?.adminToken.name ?? ""}”`}
+        value={created?.token ?? null}
+        onClose={() => setCreated(null)}
+      />
       <ConfirmDialog
         open={!!toRevoke}
         title={`Revoke ${toRevoke?.name || "this token"}?`}
