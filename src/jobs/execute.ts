@@ -57,6 +57,7 @@ export async function executeAgent(
   agent: { script: string | null },
   payload: unknown,
   execution: Execution,
+  signal?: AbortSignal,
 ): Promise<void> {
   if (!agent.script) {
     const r = await usingModel(execution, null, () =>
@@ -107,5 +108,6 @@ export async function executeAgent(
     limits: runtime.config.sandbox,
     onLog: log,
     host: (_method, args) => chat(args),
+    signal,
   });
 }

@@ -22,6 +22,8 @@ export interface RunOptions {
   limits: SandboxLimits;
   onLog?: (line: string) => void;
   host?: HostCall;
+  /** Aborting stops the script at once (its thread is terminated): a cancelled run. */
+  signal?: AbortSignal;
 }
 
 /** A script failed on its own terms (throw, syntax, timeout, memory): retrying cannot help. */
@@ -99,6 +101,7 @@ export class SandboxPool {
       if (task.type === "run") {
         const { opts } = task;
         slot.task.timer = setTimeout(() => this.kill(slot!, new ScriptError(`Script exceeded its time limit of ${opts.limits.timeoutMs} ms`, "timeout")), opts.limits.timeoutMs + KILL_GRACE_MS);
+        opts.signal?.addEventListener("abort", () => slot!.task?.id === id && this.kill(slot!, new ScriptError("The run was cancelled", "script")), { once: true });
         slot.worker.postMessage({
           type: "run",
           id,
