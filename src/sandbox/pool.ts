@@ -192,8 +192,9 @@ export class SandboxPool {
   }
 
   private kill(slot: Slot, error?: Error): void {
-    if (error) this.finish(slot, { ok: false, error });
+    // Out of the pool first: finishing pumps the queue, which must not hand the next task to this dying thread.
     this.remove(slot);
+    if (error) this.finish(slot, { ok: false, error });
     slot.worker.terminate().catch(() => {});
     this.pump();
   }
