@@ -60,8 +60,17 @@ interface Target {
   model: string;
 }
 
-async function load(t: Target, stream: boolean, duration: number, connections: number) {
-  const body = JSON.stringify({ model: t.model, messages: [{ role: "user", content: "Say hello in five words." }], max_tokens: 64, ...(stream ? { stream: true } : {}) });
+/** The tool path: one function tool offered; the mock answers with a function call, the gateway maps and stores it. */
+const TOOLS = [{ type: "function", function: { name: "get_weather", description: "Weather in a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } }];
+
+async function load(t: Target, stream: boolean, duration: number, connections: number, tools = false) {
+  const body = JSON.stringify({
+    model: t.model,
+    messages: [{ role: "user", content: "Say hello in five words." }],
+    max_tokens: 64,
+    ...(stream ? { stream: true } : {}),
+    ...(tools ? { tools: TOOLS } : {}),
+  });
   const r = await autocannon({
     url: t.url,
     method: "POST",
@@ -139,16 +148,21 @@ try {
   const rows: string[] = [];
   const load0 = loadavg()[0]!.toFixed(2);
   for (const connections of CONNECTION_LEVELS) {
-    for (const stream of [false, true]) {
+    for (const [stream, tools] of [
+      [false, false],
+      [true, false],
+      [false, true],
+      [true, true],
+    ] as const) {
       const results = [];
+      const mode = `${stream ? "stream" : "non-stream"}${tools ? " + tools" : ""}`;
       for (const t of targets) {
-        await load(t, stream, 2, connections); // warm-up (JIT, connection pools, key cache)
-        const r = await load(t, stream, DURATION, connections);
-        say(`c=${connections} ${stream ? "stream    " : "non-stream"} ${t.name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx/errors ${r.non2xx}`);
+        await load(t, stream, Math.min(2, DURATION), connections, tools); // warm-up (JIT, connection pools, key cache)
+        const r = await load(t, stream, DURATION, connections, tools);
+        say(`c=${connections} ${mode} ${t.name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx/errors ${r.non2xx}`);
         results.push({ t, r });
       }
       const base = results[0]!.r;
-      const mode = stream ? "stream" : "non-stream";
       for (const { t, r } of results) {
         // A target that mostly failed answers fast with errors: its latency is not comparable.
         if (r.non2xx > r.total / 2) {
@@ -170,7 +184,7 @@ try {
     `Command: \`BENCH_CONNECTIONS=${CONNECTION_LEVELS.join(",")} BENCH_DURATION=${DURATION} npm run bench:chat\`. Run on ${new Date().toISOString().slice(0, 10)}, ${cpus().length} CPUs (${cpus()[0]?.model ?? "unknown"}), Node ${process.version}, 1-min load average ${load0} at the start.`,
     "",
     `One zero-think-time mock upstream (OpenAI wire format, \`bench/chat-mock.ts\`), autocannon with ${CONNECTION_LEVELS.join(" / ")} connections for ${DURATION} s per cell after a 2 s warm-up, the same request body`,
-    "(one user message, max_tokens 64). This gateway runs as `src/entry/serve.ts` on an embedded PostgreSQL (fsync off, as in dev/test) with everything on:",
+    "(one user message, max_tokens 64; the \"+ tools\" rows add one function tool and the mock answers with a function call, so they show the tool path: tool mapping, tool-call deltas, the call stored in the thread). This gateway runs as `src/entry/serve.ts` on an embedded PostgreSQL (fsync off, as in dev/test) with everything on:",
     "API-key auth, the PostgreSQL-backed per-key rate limiter, a new thread per request (insert + two stored messages), hold and settle with ledger rows —",
     "two database round trips per request (rate limit + hold + thread before the upstream call; messages + settle + lease release before the answer).",
     "Portkey's gateway (`@portkey-ai/gateway`, `build/start-server.js --headless`) forwards to the same mock as an OpenAI provider with a custom host and stores nothing.",
