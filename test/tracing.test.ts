@@ -24,6 +24,7 @@ describe("OpenTelemetry traces across processes", () => {
   let api: Proc;
   let worker: Proc;
   let apiUrl: string;
+  let workerMetricsUrl: string;
   let operatorToken: string;
 
   beforeAll(async () => {
@@ -51,7 +52,9 @@ describe("OpenTelemetry traces across processes", () => {
     const port = await freePort();
     apiUrl = `http://127.0.0.1:${port}`;
     api = runEntry("serve", { ...env, PORT: String(port), OTEL_SERVICE_NAME: "gateway-api", LOG_LEVEL: "debug" });
-    worker = runEntry("worker", { ...env, OTEL_SERVICE_NAME: "gateway-worker" });
+    const metricsPort = await freePort();
+    workerMetricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+    worker = runEntry("worker", { ...env, OTEL_SERVICE_NAME: "gateway-worker", WORKER_METRICS_PORT: String(metricsPort) });
     await until(async () => (await fetch(`${apiUrl}/readyz`).catch(() => undefined))?.status === 200, "serve /readyz");
     await until(() => worker.output().includes("worker polling"), "worker polling");
   });
@@ -170,6 +173,16 @@ describe("OpenTelemetry traces across processes", () => {
     const client = spans.find((s) => s.kind === CLIENT)!;
     expect(client.parentSpanId).toBe(server!.spanId);
     expect(upstream.traceparents.some((tp) => tp.split("-")[1] === callerTrace)).toBe(true);
+  });
+
+  it("the standalone worker serves its /metrics on WORKER_METRICS_PORT: Temporal SDK and job metrics", async () => {
+    let text = "";
+    await until(async () => {
+      text = await (await fetch(workerMetricsUrl)).text();
+      return /^temporal_\w+/m.test(text);
+    }, "the SDK's metrics");
+    expect(text).toMatch(/^job_runs_finished_total\{status="done"\} [1-9]\d*$/m);
+    expect(text).toMatch(/^job_run_duration_seconds_count\{outcome="ok"\} [1-9]\d*$/m);
   });
 
   it("both processes still stop cleanly, and logs carry no trace of credentials", async () => {
