@@ -122,6 +122,35 @@ describe("OpenTelemetry traces across processes", () => {
     }
   });
 
+  it("a script's ctx.chat calls (answered on the sandbox thread's messages) stay in the run's trace", async () => {
+    const script = `export default async function run(input, ctx) {
+      const r = await ctx.chat({ messages: [{ role: "user", content: "hi" }] });
+      return { said: r.content };
+    }`;
+    const { adminToken, triggerId, secret } = await triggerFixture(apiUrl, operatorToken, script);
+    // Twice: the second run reuses the sandbox thread the first one started.
+    for (let run = 0; run < 2; run++) {
+      const callsBefore = upstream.traceparents.length;
+      const traceId = randomBytes(16).toString("hex");
+      const res = await fetch(`${apiUrl}/api/triggers/${triggerId}/webhook`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-trigger-secret": secret, traceparent: `00-${traceId}-${randomBytes(8).toString("hex")}-01` },
+        body: JSON.stringify({ hello: "script", run }),
+      });
+      expect(res.status).toBe(202);
+      const { job_id } = (await res.json()) as { job_id: string };
+      expect(await waitForJobEnd(apiUrl, adminToken, job_id)).toBe("DONE");
+      expect(upstream.traceparents.length).toBe(callsBefore + 1);
+      expect(upstream.traceparents.at(-1)!.split("-")[1], `run ${run}`).toBe(traceId);
+      await until(() => ["RunActivity:executeAgentRun", "RunWorkflow:agentRun"].every((n) => inTrace(traceId).some((s) => s.name === n)), "the run's spans", 30_000);
+      await until(() => inTrace(traceId).some((s) => s.kind === CLIENT), "the script's upstream span", 30_000);
+      const spans = inTrace(traceId);
+      const activity = spans.find((s) => s.name === "RunActivity:executeAgentRun")!;
+      const upstreamCall = spans.find((s) => s.service === "gateway-worker" && s.kind === CLIENT);
+      expect(upstreamCall?.parentSpanId, describeTrace(spans)).toBe(activity.spanId);
+    }
+  });
+
   it("a job started later by the dispatcher's sweep continues the trace stored with it", async () => {
     const { adminToken, triggerId } = await triggerFixture(apiUrl, operatorToken);
     const traceId = randomBytes(16).toString("hex");
