@@ -1,9 +1,11 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { projectRoot } from "./paths.js";
+import { projectRoot as findProjectRoot } from "../console/paths.js";
 import { spawnLogged } from "./child.js";
 import { probe, waitFor } from "./probe.js";
 import type { Member, Started } from "./supervisor.js";
+
+const projectRoot = findProjectRoot();
 
 /** The API and worker processes of the stack: `dist/src/entry/{serve,worker}.js`, as `npm run serve` / `npm run worker` run them. */
 const entry = (name: "serve" | "worker") => join(projectRoot, "dist/src/entry", `${name}.js`);

@@ -1,5 +1,5 @@
 import "reflect-metadata";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ConfigError, loadConfig } from "../config/config.js";
 import { loadOrCreateDevSecrets } from "../config/dev-secrets.js";
@@ -69,6 +69,9 @@ function takeLock(): void {
     }
   }
   writeFileSync(join(dataDir, "stack.pid"), String(process.pid));
+  // As root, PostgreSQL runs as the `postgres` user, which must reach its folders below DATA_DIR.
+  mkdirSync(stackDir, { recursive: true });
+  if (process.getuid?.() === 0) for (const dir of [dataDir, stackDir]) chmodSync(dir, 0o755);
 }
 
 function appEnvironment(extra: Record<string, string>): Record<string, string | undefined> {

@@ -6,8 +6,10 @@ import pg from "pg";
 import { Connection } from "@temporalio/client";
 import { msToTs } from "@temporalio/common/lib/time.js";
 import { freePort } from "../dev/free-port.js";
-import { projectRoot } from "./paths.js";
+import { projectRoot as findProjectRoot } from "../console/paths.js";
 import { spawnLogged, type Running } from "./child.js";
+
+const projectRoot = findProjectRoot();
 
 /**
  * The real Temporal server (not the CLI dev server) on PostgreSQL: the binaries come from
