@@ -21,6 +21,7 @@ export function httpsClient(ca: string, maxSockets = 16) {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
         res.on("error", (err) => resolve({ failure: (err as NodeJS.ErrnoException).code ?? err.message }));
+        res.on("aborted", () => resolve({ failure: "aborted" }));
         res.on("end", () => {
           const text = Buffer.concat(chunks).toString("utf8");
           resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: () => JSON.parse(text) });

@@ -98,12 +98,16 @@ export function webhookLoad(client: HttpsClient, apiUrl: string, triggerId: stri
 export interface ChatLoad {
   tally: Tally;
   completed: number;
+  /** Streams that ended with an in-band error event, by `type/code`. */
+  inBandErrors: Record<string, number>;
+  /** Streams cut before [DONE] (their instance died mid-stream). */
+  truncated: number;
   /** 200s whose body was not the upstream's answer. */
   wrong: string[];
 }
 
 export function chatLoad(client: HttpsClient, apiUrl: string, apiKey: string): ChatLoad & { run(stop: () => boolean, concurrency: number, pauseMs: number): Promise<void> } {
-  const load: ChatLoad = { tally: newTally(), completed: 0, wrong: [] };
+  const load: ChatLoad = { tally: newTally(), completed: 0, inBandErrors: {}, truncated: 0, wrong: [] };
   let seq = 0;
   const one = async (n: number) => {
     const stream = n % 2 === 0;
@@ -113,14 +117,29 @@ export function chatLoad(client: HttpsClient, apiUrl: string, apiKey: string): C
       body: JSON.stringify({ model: "provider_b/model-sonnet-4-6", messages: [{ role: "user", content: `chat ${n}` }], stream, max_tokens: 64 }),
     });
     if (record(load.tally, o, [200]) !== "ok" || !isReply(o)) return;
-    const answer = stream ? o.text.includes("[DONE]") && o.text.includes(" from") : o.json().choices?.[0]?.message?.content === "Hello from B";
-    if (answer) load.completed++;
-    else load.wrong.push(o.text.slice(0, 200));
+    if (!stream) {
+      if (o.json().choices?.[0]?.message?.content === "Hello from B") load.completed++;
+      else load.wrong.push(o.text.slice(0, 300));
+      return;
+    }
+    // A stream fails after its 200 in-band (an error event), or is cut when its instance dies.
+    const inBand = o.text.match(/^data: (\{"error".*)$/m);
+    if (inBand) {
+      const code = (JSON.parse(inBand[1]!) as { error?: { code?: string; type?: string } }).error;
+      const name = `${code?.type ?? "?"}/${code?.code ?? "?"}`;
+      load.inBandErrors[name] = (load.inBandErrors[name] ?? 0) + 1;
+      if (code?.type === "server_error") load.tally.serverErrors.push({ status: 200, body: inBand[1]!.slice(0, 300) });
+    } else if (!o.text.includes("[DONE]")) load.truncated++;
+    else if (o.text.includes(" from")) load.completed++;
+    else load.wrong.push(o.text.slice(-300));
   };
   return {
     ...load,
     get completed() {
       return load.completed;
+    },
+    get truncated() {
+      return load.truncated;
     },
     async run(stop, concurrency, pauseMs) {
       await Promise.all(

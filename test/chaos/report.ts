@@ -8,7 +8,7 @@ export interface ChaosFigures {
   durationSeconds: number;
   faults: { fault: string; detail: string }[];
   webhooks: Tally & { logical: number; accepted: number; notAccepted: number; duplicates: number };
-  chat: Tally & { completed: number; wrong: number };
+  chat: Tally & { completed: number; wrong: number; truncated: number; inBandErrors: Record<string, number> };
   jobs: { total: number; done: number; failed: number; stuck: number; wrongResults: number; lost: number };
   temporal: { executions: number; jobsWithoutExecution: number; jobsWithSeveralExecutions: number };
   ledger: { accounts: number; mismatches: number };
@@ -59,7 +59,8 @@ The launcher restarts a process that dies (same ports, same data), as it does ou
 | webhook balancer 502/504 (in flight on a killed instance) | ${f.webhooks.balancerErrors} |
 | chat requests / answered correctly | ${f.chat.requests} / ${f.chat.completed} |
 | chat responses by status | ${statusLine(f.chat)} |
-| chat connection failures / balancer 502/504 (in flight on a killed instance) | ${failuresLine(f.chat)} / ${f.chat.balancerErrors} |
+| chat connection failures / balancer 502/504 / streams cut (in flight on a killed instance) | ${failuresLine(f.chat)} / ${f.chat.balancerErrors} / ${f.chat.truncated} |
+| chat streams ended by an in-band error event | ${Object.entries(f.chat.inBandErrors).map(([c, n]) => `${c}: ${n}`).join(", ") || "none"} |
 | 500s (or other unexpected 5xx) seen by clients | ${f.webhooks.serverErrors.length + f.chat.serverErrors.length} |
 | 503s without Retry-After | ${f.webhooks.unavailableWithoutRetryAfter + f.chat.unavailableWithoutRetryAfter} |
 | jobs: total / done / failed / left queued or running | ${f.jobs.total} / ${f.jobs.done} / ${f.jobs.failed} / ${f.jobs.stuck} |
