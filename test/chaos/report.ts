@@ -23,12 +23,34 @@ const statusLine = (t: Tally) =>
 
 const failuresLine = (t: Tally) => Object.entries(t.failures).map(([c, n]) => `${c}: ${n}`).join(", ") || "none";
 
+const FOUND = `
+## What the suite found, and the fixes
+
+The first runs of this suite against the topology failed; each of these is fixed and the suite
+now guards it:
+
+- **500s during a database restart.** Requests that hit a cut or refused PostgreSQL connection
+  answered 500 \`internal_error\` (16 webhooks, 10 chats in one run). Database outages now answer
+  503 \`service_unavailable\` with \`Retry-After: 1\`, over HTTP and GraphQL (\`src/errors/unavailable.ts\`).
+- **API processes crashed on a database restart.** The dispatcher logged \`{ err: String(err) }\` and
+  the logger's error serializer threw on a string, outside any promise: both API instances died.
+  The serializer accepts any value now, and the dispatcher logs the error itself.
+- **The dispatcher stopped for good after a lost connection** ("Connection terminated" was taken for
+  shutdown); only a closed pool stops it now.
+- **Subscribers missed terminal events** (10 in one run): transitions committed while an instance's
+  LISTEN connection was reconnecting sent NOTIFYs nobody heard. After a reconnect the instance now
+  replays the current state of the jobs that changed meanwhile.
+- **PostgreSQL and Temporal**: Temporal stores membership ports in a smallint, so the stack picks
+  them below 32768; PostgreSQL (run as \`postgres\` when root) needs a traversable \`DATA_DIR\`.
+`;
+
 export function writeReliabilityReport(root: string, f: ChaosFigures): void {
   const text = `# Reliability
 
 Figures of the last run of the chaos suite (\`test/chaos/chaos.test.ts\`), written by the suite itself.
 Command: \`npx vitest run test/chaos\` (part of \`npm test\` and of \`.ci/run\`). Run started ${f.startedAt},
-${f.durationSeconds} s from stack start to teardown, on this repository's machine (2 shared cores).
+${f.durationSeconds} s of load, faults and verification (the stack's start not counted), on a machine
+with 2 shared cores.
 
 ## What runs
 
@@ -71,5 +93,5 @@ The launcher restarts a process that dies (same ports, same data), as it does ou
 | accounts whose ledger sum differs from the balance | ${f.ledger.mismatches} of ${f.ledger.accounts} |
 | subscription: terminal events seen / missing; closed unexpectedly | ${f.subscription.terminalEventsSeen} / ${f.subscription.missing}; ${f.subscription.closedUnexpectedly ? "yes" : "no"} |
 `;
-  writeFileSync(join(root, "RELIABILITY.md"), text);
+  writeFileSync(join(root, "RELIABILITY.md"), text + FOUND);
 }
