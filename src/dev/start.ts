@@ -9,7 +9,7 @@ import { apiRoutes } from "../http/routes.js";
 import { createLogger } from "../infra/logger.js";
 import { createRuntime, type Runtime } from "../runtime/runtime.js";
 import { startWorker, type RunningWorker } from "../temporal/worker.js";
-import { onShutdown } from "../entry/shutdown.js";
+import { onShutdown, shutdownOnUnexpectedErrors } from "../entry/shutdown.js";
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "./embedded-postgres.js";
 import { startTemporalDevServer, type TemporalDevServerHandle } from "./temporal-dev-server.js";
 import { isAlive } from "./processes.js";
@@ -62,16 +62,7 @@ async function stopAll(): Promise<void> {
 }
 
 const shutdown = onShutdown(stopAll, say);
-// A dying database makes pg clients throw from places no request awaits; stop everything in
-// order instead of crashing with the Temporal dev server left running.
-process.on("uncaughtException", (err) => {
-  say(`unexpected error: ${err.message}`);
-  shutdown("unexpected error", 1);
-});
-process.on("unhandledRejection", (reason) => {
-  say(`unhandled rejection: ${(reason as Error)?.message ?? String(reason)}`);
-  shutdown("unhandled rejection", 1);
-});
+shutdownOnUnexpectedErrors(shutdown, say);
 
 function preflightConfig(): void {
   // Validate what the user set before starting anything, so a typo costs no waiting.
@@ -150,7 +141,7 @@ async function main(): Promise<void> {
   );
   // The web console is served from dist/web; build it on first start (or after web/ changed).
   await ensureConsoleBuilt((m) => say(m)).catch((err) => say(`the web console could not be built (${(err as Error).message}); the API still runs`));
-  runtime = await createRuntime(config, { log });
+  runtime = await createRuntime(config, { log, role: "dev" });
   const applied = await migrate(runtime.orm);
   if (applied.length) say(`applied ${applied.length} migration(s): ${applied.join(", ")}`);
   [api, worker] = await Promise.all([startApi(runtime, { routes: apiRoutes }), startWorker(runtime)]);

@@ -7,7 +7,7 @@ import { migrateDatabase } from "../db/orm.js";
 import { ensureDatabase, startEmbeddedPostgres } from "../dev/embedded-postgres.js";
 import { freePort } from "../dev/free-port.js";
 import { isAlive } from "../dev/processes.js";
-import { onShutdown } from "../entry/shutdown.js";
+import { onShutdown, shutdownOnUnexpectedErrors } from "../entry/shutdown.js";
 import { apiMember, distBuilt, workerMember } from "./app-processes.js";
 import { ensureCertificate, findHaproxy, haproxyConfig, startHaproxy } from "./haproxy.js";
 import { probe, waitFor } from "./probe.js";
@@ -44,14 +44,7 @@ async function stopAll(): Promise<void> {
   rmSync(join(dataDir, "stack.pid"), { force: true });
 }
 const shutdown = onShutdown(stopAll, say);
-process.on("uncaughtException", (err) => {
-  say(`unexpected error: ${err.message}`);
-  shutdown("unexpected error", 1);
-});
-process.on("unhandledRejection", (reason) => {
-  say(`unhandled rejection: ${(reason as Error)?.message ?? String(reason)}`);
-  shutdown("unhandled rejection", 1);
-});
+shutdownOnUnexpectedErrors(shutdown, say);
 // The children run in their own process groups; never leave them behind if we die abruptly.
 process.on("exit", () => {
   for (const p of supervisor.processes()) if (p.role !== "postgres") try { process.kill(p.pid, "SIGKILL"); } catch { /* gone */ }
