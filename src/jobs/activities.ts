@@ -44,9 +44,10 @@ export function createJobActivities(runtime: Runtime) {
 
       // Heartbeats let Temporal notice a dead worker within the heartbeat timeout and retry elsewhere.
       const beat = setInterval(() => ctx.heartbeat(), 1000);
-      const execution: Execution = { result: null, threadId: null, costMicros: 0, logs: [], modelCalls: [] };
+      const execution: Execution = { result: null, threadId: null, costMicros: 0, logs: [], modelCalls: [], toolsUsed: [] };
       try {
-        await executeAgent(runtime, job, rows[0], payload.payload, execution);
+        // Cancellation (cancelJob) reaches the activity through its heartbeats and stops the script.
+        await executeAgent(runtime, job, rows[0], payload.payload, execution, ctx.cancellationSignal);
       } catch (err) {
         const failure = classify(err);
         await saveFailureDetails(pool, jobId, execution).catch(() => {});

@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { isAlive } from "../dev/processes.js";
 
 /**
  * `DATA_DIR/topology.json`: where `npm run stack:prod` put each process, so the admin CLI, scripts
@@ -50,4 +51,27 @@ export function readTopology(dataDir: string): Topology | undefined {
 
 export function removeTopology(dataDir: string): void {
   rmSync(file(dataDir), { force: true });
+}
+
+/**
+ * The topology of the `npm run stack:prod` running on `dataDir`, if any. A launcher that holds
+ * DATA_DIR (stack.pid) but has not written topology.json yet is still starting: wait for it
+ * (up to `waitMs`) rather than let a caller fall back to another database.
+ */
+export async function runningTopology(dataDir: string, waitMs = 300_000): Promise<Topology | undefined> {
+  const launcher = () => {
+    const lock = join(dataDir, "stack.pid");
+    const pid = existsSync(lock) ? Number(readFileSync(lock, "utf8")) : NaN;
+    return Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid) ? pid : undefined;
+  };
+  const deadline = Date.now() + waitMs;
+  for (let waiting = false; ; waiting = true) {
+    const topology = readTopology(dataDir);
+    if (topology && isAlive(topology.launcherPid)) return topology;
+    const pid = launcher();
+    if (pid === undefined) return undefined;
+    if (Date.now() > deadline) throw new Error(`npm run stack:prod (pid ${pid}) holds ${dataDir} but did not finish starting`);
+    if (!waiting) process.stderr.write(`waiting for npm run stack:prod (pid ${pid}) to finish starting…\n`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
