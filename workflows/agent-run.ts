@@ -51,7 +51,7 @@ export async function agentRun(jobId: string): Promise<void> {
 
 const maintenance = proxyActivities<JobActivities>({ startToCloseTimeout: "10 minutes", retry: { maximumAttempts: 5 } });
 
-/** Run by the retention Schedule. */
-export async function purgePayloads(): Promise<number> {
-  return maintenance.purgeExpiredPayloads();
+/** Run by the retention Schedule; `asOf` (ISO time) lets a test purge as if later. */
+export async function purgePayloads(asOf?: string): Promise<number> {
+  return maintenance.purgeExpiredPayloads(asOf);
 }

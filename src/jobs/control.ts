@@ -28,19 +28,20 @@ export async function markCancelled(db: pg.Pool, accountId: string, jobId: strin
 
 /**
  * A new queued job for the same agent and trigger with a copy of the original's payload (its own
- * audit entry, purged on the same schedule), linked by `replay_of`. Published as QUEUED.
+ * audit entry, dated when the payload was received, so retention purges both copies together),
+ * linked by `replay_of`. Published as QUEUED.
  */
 export async function insertReplay(db: pg.Pool, accountId: string, jobId: string): Promise<JobRow> {
   const id = newId("job");
   const { rows } = await db.query<{ id: string }>(
-    `with src as (select j.id, j.account_id, j.agent_id, j.trigger_id, e.payload from jobs j join audit_entries e on e.job_id = j.id
+    `with src as (select j.id, j.account_id, j.agent_id, j.trigger_id, e.payload, e.created_at as received_at from jobs j join audit_entries e on e.job_id = j.id
                   where j.id = $1 and j.account_id = $2 and e.payload is not null and e.payload_purged_at is null
                   order by e.created_at limit 1),
           j as (insert into jobs (id, account_id, agent_id, trigger_id, status, attempts, cost_micros, replay_of, created_at)
                 select $3, account_id, agent_id, trigger_id, 'queued', 0, 0, id, now() from src
                 returning id, account_id, agent_id, trigger_id, status, error, attempts),
           a as (insert into audit_entries (id, account_id, job_id, kind, payload, cost_micros, created_at)
-                select $4, account_id, $3, 'replay', payload, 0, now() from src)
+                select $4, account_id, $3, 'replay', payload, 0, received_at from src)
      select id, ${NOTIFY_STATUS} from j`,
     [jobId, accountId, id, newId("aud")],
   );
