@@ -230,6 +230,8 @@ export const AuditEntry = defineEntity({
     payload: p.json<unknown>().nullable(),
     result: p.json<unknown>().nullable(),
     modelCalls: p.json<unknown[]>().nullable(),
+    /** One item per tool call: `{ kind: "model" | "http", name, status, durationMs, costMicros }`. */
+    toolsUsed: p.json<unknown[]>().nullable(),
     costMicros: p.bigint("number").default(0),
     payloadPurgedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),

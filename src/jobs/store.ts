@@ -41,11 +41,12 @@ export interface JobRow {
   createdAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
+  replayOf?: string | null;
 }
 
 export const JOB_COLUMNS = `id, account_id as "accountId", agent_id as "agentId", trigger_id as "triggerId", status,
   thread_id as "threadId", result, error, attempts, cost_micros as "costMicros", logs, created_at as "createdAt",
-  started_at as "startedAt", finished_at as "finishedAt"`;
+  started_at as "startedAt", finished_at as "finishedAt", replay_of as "replayOf"`;
 
 export async function getJob(db: pg.Pool | pg.PoolClient, id: string): Promise<JobRow | undefined> {
   const { rows } = await db.query<JobRow>(`select ${JOB_COLUMNS} from jobs where id = $1`, [id]);
@@ -100,6 +101,7 @@ export interface RunOutput {
   costMicros: number;
   logs: string[];
   modelCalls: unknown[];
+  toolsUsed: unknown[];
 }
 
 /** Stores what a run produced (job + audit entry) before the job is marked done. */
@@ -107,8 +109,8 @@ export async function saveOutput(db: pg.Pool, jobId: string, out: RunOutput): Pr
   const result = JSON.stringify(out.result ?? null);
   await db.query(
     `with j as (update jobs set result = $2::jsonb, thread_id = $3, cost_micros = $4, logs = $5::jsonb where id = $1 returning id)
-     update audit_entries set result = $2::jsonb, model_calls = $6::jsonb, cost_micros = $4 where job_id = (select id from j)`,
-    [jobId, result, out.threadId, out.costMicros, JSON.stringify(out.logs), JSON.stringify(out.modelCalls)],
+     update audit_entries set result = $2::jsonb, model_calls = $6::jsonb, tools_used = $7::jsonb, cost_micros = $4 where job_id = (select id from j)`,
+    [jobId, result, out.threadId, out.costMicros, JSON.stringify(out.logs), JSON.stringify(out.modelCalls), JSON.stringify(out.toolsUsed)],
   );
 }
 
@@ -116,8 +118,8 @@ export async function saveOutput(db: pg.Pool, jobId: string, out: RunOutput): Pr
 export async function saveFailureDetails(db: pg.Pool, jobId: string, out: Omit<RunOutput, "result">): Promise<void> {
   await db.query(
     `with j as (update jobs set thread_id = coalesce($2, thread_id), cost_micros = $3, logs = $4::jsonb where id = $1 returning id)
-     update audit_entries set model_calls = $5::jsonb, cost_micros = $3 where job_id = (select id from j)`,
-    [jobId, out.threadId, out.costMicros, JSON.stringify(out.logs), JSON.stringify(out.modelCalls)],
+     update audit_entries set model_calls = $5::jsonb, tools_used = $6::jsonb, cost_micros = $3 where job_id = (select id from j)`,
+    [jobId, out.threadId, out.costMicros, JSON.stringify(out.logs), JSON.stringify(out.modelCalls), JSON.stringify(out.toolsUsed)],
   );
 }
 

@@ -23,6 +23,8 @@ export interface RunOptions {
   limits: SandboxLimits;
   onLog?: (line: string) => void;
   host?: HostCall;
+  /** Aborting stops the script at once (its thread is terminated): a cancelled run. */
+  signal?: AbortSignal;
 }
 
 /** A script failed on its own terms (throw, syntax, timeout, memory): retrying cannot help. */
@@ -112,6 +114,7 @@ export class SandboxPool {
           continue;
         }
         slot.task.timer = setTimeout(() => this.kill(slot!, new ScriptError(`Script exceeded its time limit of ${opts.limits.timeoutMs} ms`, "timeout")), opts.limits.timeoutMs + KILL_GRACE_MS);
+        opts.signal?.addEventListener("abort", () => slot!.task?.id === id && this.kill(slot!, new ScriptError("The run was cancelled", "script")), { once: true });
         slot.worker.postMessage({
           type: "run",
           id,
@@ -189,8 +192,9 @@ export class SandboxPool {
   }
 
   private kill(slot: Slot, error?: Error): void {
-    if (error) this.finish(slot, { ok: false, error });
+    // Out of the pool first: finishing pumps the queue, which must not hand the next task to this dying thread.
     this.remove(slot);
+    if (error) this.finish(slot, { ok: false, error });
     slot.worker.terminate().catch(() => {});
     this.pump();
   }
