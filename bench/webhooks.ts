@@ -11,6 +11,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from "@temporalio/wo
 import { startTemporalDevServer } from "../src/dev/temporal-dev-server.js";
 import { commandLine, loadNow, main, pct, provenance, say, sleep, startProcess, writeSection, type Proc } from "./lib/harness.js";
 import { startDurablePostgres } from "./lib/postgres.js";
+import { bareStarts, copyJobs, drain, kick, LANES, startStack } from "./lib/dispatch.js";
 import { buildServer, commitOf, createTenant, graphql, migrateWithDist, OPERATOR_TOKEN, SECRET_ENCRYPTION_KEY, GATEWAY_LOG_LEVEL, startServe, type RunningGateway } from "./lib/gateway.js";
 
 /**
@@ -25,14 +26,16 @@ import { buildServer, commitOf, createTenant, graphql, migrateWithDist, OPERATOR
  * 3. webhook → done vs the bare one-activity workflow, both timed from the client's send to the
  *    workflow's close time as Temporal records it (the same end point), one at a time; the bare
  *    workflow also with eager workflow start (`requestEagerStart`).
+ * 4. dispatch on the production topology (`npm run stack:prod`, when the checkout has it): the
+ *    same backlog drained by the stack's two API instances vs a bare loop against its Temporal.
  * Env: BENCH_DURATION s per ingest cell (10), BENCH_CONNECTIONS for ingest (10,50), BENCH_BACKLOG
- * starts per dispatch row (2000), BENCH_SAMPLES latency samples (50), BENCH_WRITE=0, BENCH_SKIP_BUILD=1.
+ * starts per dispatch row (2000), BENCH_SAMPLES latency samples (50), BENCH_STACK=0, BENCH_WRITE=0, BENCH_SKIP_BUILD=1.
  */
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = String(process.env.BENCH_CONNECTIONS ?? "10,50").split(",").map(Number);
 const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 2000);
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 50);
-const LANES = 32; // the dispatcher's default concurrency (src/jobs/dispatcher.ts)
+const PHASE_STACK = process.env.BENCH_STACK !== "0"; // BENCH_STACK=0 skips the production-topology rows
 const SCRIPT = "export default async function run(input) { return { ok: true, n: input.n ?? null }; }";
 
 type Scheme = "x-trigger-secret" | "HMAC + timestamp" | "Standard Webhooks";
@@ -130,51 +133,29 @@ await main(async () => {
       const sample = (await pool.query<{ id: string }>("select id from jobs order by created_at desc limit 1")).rows[0]!.id;
 
       // 2. Dispatch: a backlog of BACKLOG committed, undispatched jobs (copies of an ingested job,
-      // made in SQL while no API runs, created 10 s ago so the sweep takes them at once), drained
-      // by 1 and by 2 freshly started API instances.
+      // made in SQL while no API runs), drained by 1 and by 2 freshly started API instances.
       const dispatchRows: string[] = [];
-      let round = 0;
+      const dispatchRates: number[] = [];
       for (const instances of [1, 2]) {
-        round++;
-        await pool.query(
-          `insert into jobs select (jsonb_populate_record(null::jobs, to_jsonb(j) || jsonb_build_object(
-             'id', 'job_bench_' || $2::text || '_' || g, 'status', 'queued', 'dispatched_at', null, 'created_at', now() - interval '10 seconds'))).*
-           from jobs j, generate_series(1, $3::int) g where j.id = $1`,
-          [sample, round, BACKLOG],
-        );
-        const queued = await count("dispatched_at is null");
+        const tag = `dev${instances}`;
+        await copyJobs(pool, sample, tag, BACKLOG);
         // A task queue nobody polls: this measures starts, not runs.
-        const env = { ...baseEnv, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_TASK_QUEUE: `bench-dispatch-${round}` };
+        const env = { ...baseEnv, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_TASK_QUEUE: `bench-dispatch-${tag}` };
         const apis = await Promise.all(Array.from({ length: instances }, (_, i) => startServe(`api (dispatch ${i + 1}/${instances})`, root, env)));
-        const deadline = Date.now() + 300_000;
-        while ((await count("dispatched_at is null")) > 0 && Date.now() < deadline) await sleep(200);
-        const { rows } = await pool.query<{ n: number; s: number }>(
-          "select count(*)::int as n, extract(epoch from max(dispatched_at) - min(dispatched_at))::float8 as s from jobs where id like $1 and dispatched_at is not null",
-          [`job_bench_${round}_%`],
-        );
+        for (const a of apis) await kick(a.url, triggerId, secret);
+        const d = await drain(pool, tag);
         for (const a of apis) await a.proc.stop();
-        const rate = (rows[0]!.n - 1) / rows[0]!.s;
-        say(`dispatch, ${instances} API instance(s): ${rows[0]!.n} of ${queued} started in ${rows[0]!.s.toFixed(1)} s: ${rate.toFixed(0)}/s`);
-        dispatchRows.push(`| agent-gateway dispatcher, ${instances} API instance${instances > 1 ? "s" : ""} sharing the backlog | ${rows[0]!.n} | ${rows[0]!.s.toFixed(1)} | ${rate.toFixed(0)} |`);
+        say(`dispatch, ${instances} API instance(s): ${d.n} started in ${d.seconds.toFixed(1)} s: ${d.rate.toFixed(0)}/s`);
+        dispatchRows.push(`| dev server | agent-gateway dispatcher, ${instances > 1 ? `${instances} API instances sharing the backlog` : "1 API instance"} | ${d.n} | ${d.seconds.toFixed(1)} | ${d.rate.toFixed(0)} |`);
+        dispatchRates.push(d.rate);
         await park();
       }
-
+      const bare = await bareStarts(temporal.address, "default", BACKLOG, "bench-dispatch-bare");
+      const bareRate = bare.rate;
+      const bareSeconds = bare.seconds;
+      say(`bare client.workflow.start loop: ${BACKLOG} in ${bareSeconds.toFixed(1)} s: ${bareRate.toFixed(0)}/s`);
       const grpc = await Connection.connect({ address: temporal.address });
       const client = new Client({ connection: grpc });
-      let next = 0;
-      const t0 = performance.now();
-      await Promise.all(
-        Array.from({ length: LANES }, async () => {
-          while (next < BACKLOG) {
-            const i = next++;
-            await client.workflow.start("agentRun", { taskQueue: "bench-dispatch-bare", workflowId: `bare-${i}-${randomBytes(4).toString("hex")}`, args: [`bare-${i}`], workflowIdReusePolicy: "REJECT_DUPLICATE" });
-          }
-        }),
-      );
-      const bareSeconds = (performance.now() - t0) / 1000;
-      const bareRate = BACKLOG / bareSeconds;
-      say(`bare client.workflow.start loop: ${BACKLOG} in ${bareSeconds.toFixed(1)} s: ${bareRate.toFixed(0)}/s`);
-      const dispatchRates = dispatchRows.map((r) => Number(r.split("|")[4]));
 
       // 3. webhook → done vs the bare one-activity workflow, to the workflow's close time.
       const runQueue = "bench-run";
@@ -247,6 +228,35 @@ await main(async () => {
       await grpc.close();
       await pool.end();
 
+      // 4. Dispatch on the production topology, when this checkout has `npm run stack:prod`.
+      let stackLines = ["Production topology (`npm run stack:prod`: two API instances behind HAProxy, Temporal server on PostgreSQL): not measured (this checkout has no `npm run stack:prod`)."];
+      await api3.proc.stop();
+      await worker.stop();
+      const stack = PHASE_STACK ? await startStack(root, join(dir, "stack")) : undefined;
+      if (stack) {
+        try {
+          const { topology } = stack;
+          const apiUrl = topology.processes.find((p) => p.role === "api" && p.url)?.url ?? topology.apiUrl;
+          const t = await createTenant(apiUrl, { model: "provider_a/model-2.5-flash", script: SCRIPT });
+          const trig = await graphql(apiUrl, t.adminToken, `mutation($a: ID!) { createTrigger(agentId: $a) { trigger { id } secret } }`, { a: t.agentId });
+          const job = await graphql(apiUrl, t.adminToken, `mutation($t: ID!) { sendTestWebhook(triggerId: $t, payload: { n: 1 }) { id } }`, { t: trig.createTrigger.trigger.id });
+          // The bare loop first, while the stack is idle (the backlog's workflows then run on its workers).
+          const b = await bareStarts(topology.temporalAddress, topology.temporalNamespace ?? "default", BACKLOG, "bench-dispatch-bare");
+          const stackPool = new pg.Pool({ connectionString: topology.databaseUrl, max: 2 });
+          stackPool.on("error", () => {});
+          await copyJobs(stackPool, job.sendTestWebhook.id, "stack", BACKLOG);
+          for (const p of topology.processes.filter((x) => x.role === "api" && x.url)) await kick(p.url!, trig.createTrigger.trigger.id, trig.createTrigger.secret);
+          const d = await drain(stackPool, "stack");
+          await stackPool.end();
+          say(`stack:prod dispatch ${d.rate.toFixed(0)}/s, bare ${b.rate.toFixed(0)}/s`);
+          dispatchRows.push(`| production topology | bare \`client.workflow.start\` loop, ${LANES} lanes (stack idle) | ${BACKLOG} | ${b.seconds.toFixed(1)} | ${b.rate.toFixed(0)} |`);
+          dispatchRows.push(`| production topology | agent-gateway dispatcher, the stack's 2 API instances sharing the backlog (its 2 workers run the workflows meanwhile) | ${d.n} | ${d.seconds.toFixed(1)} | ${d.rate.toFixed(0)} |`);
+          stackLines = [`Target ≥ 0.9× the bare loop, production topology: ${d.rate >= 0.9 * b.rate ? "**met**" : "**not met**"} (${(d.rate / b.rate).toFixed(2)}×).`];
+        } finally {
+          await stack.stop();
+        }
+      }
+
       const f = (x: number) => x.toFixed(0);
       const ratio = pct(webhookLat, 50) / pct(floorLat, 50);
       say(`webhook → done p50 ${f(pct(webhookLat, 50))} ms; bare p50 ${f(pct(floorLat, 50))} ms; eager bare p50 ${f(pct(eagerLat, 50))} ms (${eagerCount}/${SAMPLES} eager)`);
@@ -274,17 +284,19 @@ await main(async () => {
         "### Dispatch: workflow starts per second",
         "",
         `A backlog of ${BACKLOG} committed jobs (copies of an ingested job, made in SQL with no API running) drained by freshly started API instances; the rate is from the`,
-        "jobs' own `dispatched_at` stamps (first to last). Two instances run the same sweep over the same rows, so each job may be started twice (the",
-        `second start answers "already started"). The bare loop: \`client.workflow.start\` of the same workflow type, ${BACKLOG} ids, ${LANES} concurrent lanes (the`,
-        "dispatcher's concurrency), one client, same Temporal server. No worker polls either task queue: this is starts, not runs.",
+        "jobs' own `dispatched_at` stamps (first to last); two instances share the backlog however the dispatcher divides it (on main: a claim lease taken",
+        `with SKIP LOCKED). The bare loop: \`client.workflow.start\` of the same workflow type, ${BACKLOG} ids, ${LANES} concurrent lanes (the`,
+        "dispatcher's concurrency), one client, same Temporal server. No worker polls either task queue: this is starts, not runs. Each API instance",
+        "gets one webhook before the backlog is measured: on main an instance's dispatcher only starts with the first webhook it receives.",
         "",
-        "| path | workflows started | seconds | starts/s |",
-        "|---|---|---|---|",
-        ...dispatchRows,
-        `| bare \`client.workflow.start\` loop, ${LANES} lanes | ${BACKLOG} | ${bareSeconds.toFixed(1)} | ${bareRate.toFixed(0)} |`,
+        "| Temporal | path | workflows started | seconds | starts/s |",
+        "|---|---|---|---|---|",
+        ...dispatchRows.slice(0, 2),
+        `| dev server | bare \`client.workflow.start\` loop, ${LANES} lanes | ${BACKLOG} | ${bareSeconds.toFixed(1)} | ${bareRate.toFixed(0)} |`,
+        ...dispatchRows.slice(2),
         "",
-        ...dispatchRates.map((r, i) => `Target ≥ 0.9× the bare loop, ${i + 1} instance${i ? "s" : ""}: ${verdict(r >= 0.9 * bareRate)} (${(r / bareRate).toFixed(2)}×).`),
-        "Production topology (two API instances behind HAProxy, Temporal server on PostgreSQL): not measured by this script.",
+        ...dispatchRates.map((r, i) => `Target ≥ 0.9× the bare loop, dev server, ${i + 1} instance${i ? "s" : ""}: ${verdict(r >= 0.9 * bareRate)} (${(r / bareRate).toFixed(2)}×).`),
+        ...stackLines,
         "",
         "### Webhook → done vs the bare one-activity workflow (same end point)",
         "",

@@ -52,7 +52,7 @@ export async function startServe(
   name: string,
   root: string,
   env: Record<string, string>,
-  nodeArgs: string[] = [],
+  nodeArgs: string[] = (process.env.BENCH_GATEWAY_NODE_ARGS ?? "").split(" ").filter(Boolean), // e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
 ): Promise<RunningGateway> {
   const port = await freePort();
   const proc = startProcess(name, process.execPath, [...nodeArgs, "--enable-source-maps", "dist/src/entry/serve.js"], {

@@ -184,7 +184,7 @@ export async function main(f: () => Promise<void>): Promise<void> {
   try {
     await f();
   } catch (err) {
-    process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+    process.stderr.write(`${(err as Error | undefined)?.stack ?? String(err)}\n`);
     process.exitCode = 1;
   } finally {
     await stopAll();
