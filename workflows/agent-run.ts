@@ -1,5 +1,6 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities, proxyLocalActivities } from "@temporalio/workflow";
 import type { JobActivities } from "../src/jobs/activities.js";
+import { NON_RETRYABLE_TYPES } from "../src/jobs/contract.js";
 
 // Deterministic only: every side effect is an activity.
 
@@ -12,18 +13,6 @@ const bookkeeping = proxyLocalActivities<JobActivities>({
   retry: { initialInterval: "500 milliseconds", backoffCoefficient: 2, maximumInterval: "30 seconds", maximumAttempts: 50 },
 });
 
-const execution = proxyActivities<JobActivities>({
-  startToCloseTimeout: "15 minutes",
-  heartbeatTimeout: "5 seconds",
-  retry: {
-    initialInterval: "1 second",
-    backoffCoefficient: 2,
-    maximumInterval: "1 minute",
-    maximumAttempts: 5,
-    nonRetryableErrorTypes: ["ScriptError", "ValidationError", "InsufficientBalance", "JobGone"],
-  },
-});
-
 function humanMessage(err: unknown): string {
   let e: unknown = err;
   if (e instanceof ActivityFailure && e.cause) e = e.cause;
@@ -33,7 +22,20 @@ function humanMessage(err: unknown): string {
 
 /** workflow id = job id. queued → running → done | failed. */
 export async function agentRun(jobId: string): Promise<void> {
-  await bookkeeping.markJobRunning(jobId);
+  // The run's timeouts come from configuration and the agent's limits, recorded in history by
+  // this activity: no timeout is written here.
+  const timeouts = await bookkeeping.beginRun(jobId);
+  const execution = proxyActivities<JobActivities>({
+    startToCloseTimeout: timeouts.executionTimeoutMs,
+    heartbeatTimeout: timeouts.heartbeatTimeoutMs,
+    retry: {
+      initialInterval: "1 second",
+      backoffCoefficient: 2,
+      maximumInterval: "1 minute",
+      maximumAttempts: 5,
+      nonRetryableErrorTypes: NON_RETRYABLE_TYPES,
+    },
+  });
   try {
     await execution.executeAgentRun(jobId);
   } catch (err) {

@@ -1,4 +1,4 @@
-import { Field, ID, InputType, ObjectType, registerEnumType } from "type-graphql";
+import { Field, ID, InputType, Int, ObjectType, registerEnumType } from "type-graphql";
 import type { IAgent } from "../db/schema.js";
 
 export enum AgentKind {
@@ -17,6 +17,11 @@ export class AgentType {
   allowedModels!: string[] | null;
   @Field(() => AgentKind) kind!: AgentKind;
   @Field(() => String, { nullable: true, description: "JavaScript: export default async function run(input, ctx)" }) script!: string | null;
+  @Field(() => [String], { description: "Hosts ctx.fetch may reach (api.example.com, *.example.com); set with setAgentEgress" }) egressAllow!: string[];
+  @Field(() => Int, { nullable: true, description: "CPU time of one run in ms; null: the operator's default. Capped by SCRIPT_CPU_TIME_MS" })
+  cpuTimeLimitMs!: number | null;
+  @Field(() => Int, { nullable: true, description: "Wall time of one run attempt in ms; null: the operator's default. Capped by SCRIPT_WALL_TIME_MS" })
+  wallTimeLimitMs!: number | null;
   @Field(() => Date) createdAt!: Date;
   @Field(() => Date) updatedAt!: Date;
 
@@ -29,6 +34,9 @@ export class AgentType {
       allowedModels: agent.allowedModels ?? null,
       kind: agent.script ? AgentKind.AUTOMATION : AgentKind.CHAT,
       script: agent.script ?? null,
+      egressAllow: agent.egressAllow ?? [],
+      cpuTimeLimitMs: agent.cpuTimeLimitMs ?? null,
+      wallTimeLimitMs: agent.wallTimeLimitMs ?? null,
       createdAt: agent.createdAt,
       updatedAt: agent.updatedAt,
     });
@@ -42,6 +50,8 @@ export class CreateAgentInput {
   @Field(() => String, { nullable: true, description: "Defaults to provider_a/model-2.5-flash" }) defaultModel?: string | null;
   @Field(() => String, { nullable: true }) script?: string | null;
   @Field(() => [String], { nullable: true }) allowedModels?: string[] | null;
+  @Field(() => Int, { nullable: true }) cpuTimeLimitMs?: number | null;
+  @Field(() => Int, { nullable: true }) wallTimeLimitMs?: number | null;
 }
 
 @InputType("UpdateAgentInput", { description: "Omitted fields stay as they are; null clears script and allowedModels" })
@@ -51,4 +61,6 @@ export class UpdateAgentInput {
   @Field(() => String, { nullable: true }) defaultModel?: string | null;
   @Field(() => String, { nullable: true }) script?: string | null;
   @Field(() => [String], { nullable: true }) allowedModels?: string[] | null;
+  @Field(() => Int, { nullable: true }) cpuTimeLimitMs?: number | null;
+  @Field(() => Int, { nullable: true }) wallTimeLimitMs?: number | null;
 }

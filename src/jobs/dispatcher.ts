@@ -1,7 +1,9 @@
 import { WorkflowExecutionAlreadyStartedError } from "@temporalio/client";
 import type { Runtime } from "../runtime/runtime.js";
+import type { agentRun } from "../../workflows/agent-run.js";
+import { AGENT_RUN_WORKFLOW } from "./contract.js";
 
-export const AGENT_RUN_WORKFLOW = "agentRun";
+export { AGENT_RUN_WORKFLOW } from "./contract.js";
 
 /**
  * Starts the `agentRun` workflow of committed jobs (workflow id = job id). Two paths:
@@ -61,7 +63,7 @@ export class Dispatcher {
     const { client, connection } = this.runtime.temporal;
     try {
       await connection.withDeadline(Date.now() + 5000, () =>
-        client.workflow.start(AGENT_RUN_WORKFLOW, {
+        client.workflow.start<typeof agentRun>(AGENT_RUN_WORKFLOW, {
           taskQueue: this.runtime.config.temporal.taskQueue,
           workflowId: jobId,
           args: [jobId],

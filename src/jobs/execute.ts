@@ -1,40 +1,39 @@
+import { loadAgentSecrets } from "../agents/secrets.js";
 import { runChatTurn } from "../chat/engine.js";
-import { AppError } from "../errors/app-error.js";
+import { createEgress, type Egress } from "../egress/fetch.js";
 import type { Runtime } from "../runtime/runtime.js";
-import { sandboxPool } from "../sandbox/index.js";
+import { sandboxPool, ScriptError } from "../sandbox/index.js";
+import { Journal } from "./journal.js";
+import { runLimits } from "./limits.js";
+import { createRedactor, type Redactor } from "./redact.js";
+import type { AgentRow } from "./store.js";
+import { ScriptHost, type Execution } from "./script-host.js";
 
-/** What one execution of an agent produced. */
-export interface Execution {
-  result: unknown;
-  threadId: string | null;
-  costMicros: number;
-  logs: string[];
-  modelCalls: { model: string; usage: unknown; costMicros: number }[];
-}
+export type { Execution } from "./script-host.js";
 
-const MAX_LOG_LINES = 1000;
-const MAX_LOG_LINE = 4000;
 
-interface ChatArgs {
-  model?: unknown;
-  messages?: unknown;
-  maxTokens?: unknown;
-  max_tokens?: unknown;
+
+/** One HTTPS client per runtime (it holds the configured CA bundle). */
+const egressOf = new WeakMap<Runtime, Egress>();
+
+export function newExecution(): Execution {
+  return { result: null, threadId: null, costMicros: 0, logs: [], modelCalls: [], toolsUsed: [] };
 }
 
 /**
  * Runs the agent on a payload: its script in the sandbox, or (no script) the payload as one user
  * message in a new thread. `execution` is filled as the run goes, so a failure still reports the
- * logs and model calls made before it.
+ * logs and calls made before it. Returns the run's redactor, for whatever the caller writes.
  */
 export async function executeAgent(
   runtime: Runtime,
-  job: { accountId: string; agentId: string },
-  agent: { script: string | null },
+  job: { id: string; accountId: string; agentId: string },
+  agent: AgentRow,
   payload: unknown,
   execution: Execution,
-): Promise<void> {
+): Promise<Redactor> {
   if (!agent.script) {
+    const started = Date.now();
     const r = await runChatTurn(runtime, {
       accountId: job.accountId,
       agentId: job.agentId,
@@ -43,40 +42,44 @@ export async function executeAgent(
     execution.threadId = r.threadId;
     execution.costMicros += r.costMicros;
     execution.modelCalls.push({ model: r.model, usage: r.usage, costMicros: r.costMicros });
+    execution.toolsUsed.push({ kind: "model", name: r.model, status: "ok", durationMs: Date.now() - started, costMicros: r.costMicros });
     execution.result = { role: "assistant", content: r.content };
-    return;
+    return createRedactor([]);
   }
 
-  const log = (line: string) => {
-    if (execution.logs.length < MAX_LOG_LINES) execution.logs.push(line.slice(0, MAX_LOG_LINE));
-  };
-  // Every ctx.chat of one run goes to the same thread, so the run's conversation is kept together.
-  const chat = async (raw: unknown) => {
-    const args = (raw ?? {}) as ChatArgs;
-    if (!Array.isArray(args.messages)) throw new Error("ctx.chat needs { model, messages: [{ role, content }] }");
-    const maxTokens = args.maxTokens ?? args.max_tokens;
-    const r = await runChatTurn(runtime, {
-      accountId: job.accountId,
-      agentId: job.agentId,
-      threadId: execution.threadId,
-      model: typeof args.model === "string" ? args.model : null,
-      messages: args.messages as { role: "system" | "user" | "assistant"; content: string }[],
-      maxTokens: typeof maxTokens === "number" ? maxTokens : undefined,
-    }).catch((err: unknown) => {
-      // Request-shape problems are the script's to handle (it can catch them); others abort the run.
-      if (err instanceof AppError && ["invalid_request_error", "validation_failed", "model_not_found"].includes(err.code)) throw new Error(err.message);
-      throw err;
-    });
-    execution.threadId = r.threadId;
-    execution.costMicros += r.costMicros;
-    execution.modelCalls.push({ model: r.model, usage: r.usage, costMicros: r.costMicros });
-    return { content: r.content, usage: r.usage, model: r.model };
-  };
-  execution.result = await sandboxPool(runtime.config).run({
-    source: agent.script,
-    input: payload,
-    limits: runtime.config.sandbox,
-    onLog: log,
-    host: (_method, args) => chat(args),
+  const secrets = await loadAgentSecrets(runtime.pool, runtime.config.secretEncryptionKey, job.agentId);
+  const redact = createRedactor(Object.values(secrets));
+  const journal = new Journal(runtime.pool, job.id);
+  let egress = egressOf.get(runtime);
+  if (!egress) egressOf.set(runtime, (egress = createEgress(runtime.config.egress)));
+  const limits = runLimits(runtime.config, agent);
+  const host = new ScriptHost({
+    runtime,
+    job,
+    journal,
+    steps: await journal.load(),
+    egress,
+    egressAllow: agent.egressAllow ?? [],
+    redact,
+    maxLogLines: limits.maxLogLines,
+    execution,
   });
+  try {
+    const result = await sandboxPool(runtime.config).run({
+      source: agent.script,
+      input: payload,
+      limits,
+      secrets,
+      onLog: (line) => host.log(line),
+      host: (method, args) => host.call(method, args),
+    });
+    execution.result = redact.json(result);
+  } catch (err) {
+    if (err instanceof Error) err.message = redact.text(err.message);
+    throw err instanceof ScriptError || err instanceof Error ? err : new Error(redact.text(String(err)));
+  } finally {
+    // Everything paid, by this attempt or an earlier one that a crash cut short.
+    execution.costMicros = await journal.cost().catch(() => execution.costMicros);
+  }
+  return redact;
 }

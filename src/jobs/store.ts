@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { JobStatus } from "../db/schema.js";
 
+
 /** Channel carrying every job status transition (JSON `JobStatusEvent`). */
 export const JOB_STATUS = "job_status";
 
@@ -56,8 +57,25 @@ async function transition(db: pg.Pool, jobId: string, set: string, where: string
   return (rowCount ?? 0) > 0;
 }
 
-export function markRunning(db: pg.Pool, jobId: string, attempt: number): Promise<boolean> {
+/** Without `attempt` (the workflow's first step) the attempt count is left to the execution activity, which knows it. */
+export function markRunning(db: pg.Pool, jobId: string, attempt = 0): Promise<boolean> {
   return transition(db, jobId, "status = 'running', started_at = coalesce(started_at, now()), attempts = greatest(attempts, $2)", "status in ('queued', 'running')", [attempt]);
+}
+
+/** What a run needs of its agent (script, egress allowlist, run limits). */
+export interface AgentRow {
+  script: string | null;
+  egressAllow: string[] | null;
+  cpuTimeLimitMs: number | null;
+  wallTimeLimitMs: number | null;
+}
+
+export async function agentForRun(db: pg.Pool, agentId: string): Promise<AgentRow | undefined> {
+  const { rows } = await db.query<AgentRow>(
+    `select script, egress_allow as "egressAllow", cpu_time_limit_ms as "cpuTimeLimitMs", wall_time_limit_ms as "wallTimeLimitMs" from agents where id = $1`,
+    [agentId],
+  );
+  return rows[0];
 }
 
 export function markDone(db: pg.Pool, jobId: string): Promise<boolean> {
@@ -74,6 +92,7 @@ export interface RunOutput {
   costMicros: number;
   logs: string[];
   modelCalls: unknown[];
+  toolsUsed: unknown[];
 }
 
 /** Stores what a run produced (job + audit entry) before the job is marked done. */
@@ -81,8 +100,8 @@ export async function saveOutput(db: pg.Pool, jobId: string, out: RunOutput): Pr
   const result = JSON.stringify(out.result ?? null);
   await db.query(
     `with j as (update jobs set result = $2::jsonb, thread_id = $3, cost_micros = $4, logs = $5::jsonb where id = $1 returning id)
-     update audit_entries set result = $2::jsonb, model_calls = $6::jsonb, cost_micros = $4 where job_id = (select id from j)`,
-    [jobId, result, out.threadId, out.costMicros, JSON.stringify(out.logs), JSON.stringify(out.modelCalls)],
+     update audit_entries set result = $2::jsonb, model_calls = $6::jsonb, tools_used = $7::jsonb, cost_micros = $4 where job_id = (select id from j)`,
+    [jobId, result, out.threadId, out.costMicros, JSON.stringify(out.logs), JSON.stringify(out.modelCalls), JSON.stringify(out.toolsUsed)],
   );
 }
 
@@ -90,8 +109,8 @@ export async function saveOutput(db: pg.Pool, jobId: string, out: RunOutput): Pr
 export async function saveFailureDetails(db: pg.Pool, jobId: string, out: Omit<RunOutput, "result">): Promise<void> {
   await db.query(
     `with j as (update jobs set thread_id = coalesce($2, thread_id), cost_micros = $3, logs = $4::jsonb where id = $1 returning id)
-     update audit_entries set model_calls = $5::jsonb, cost_micros = $3 where job_id = (select id from j)`,
-    [jobId, out.threadId, out.costMicros, JSON.stringify(out.logs), JSON.stringify(out.modelCalls)],
+     update audit_entries set model_calls = $5::jsonb, tools_used = $6::jsonb, cost_micros = $3 where job_id = (select id from j)`,
+    [jobId, out.threadId, out.costMicros, JSON.stringify(out.logs), JSON.stringify(out.modelCalls), JSON.stringify(out.toolsUsed)],
   );
 }
 

@@ -2,7 +2,7 @@ import type { Config } from "../config/config.js";
 import { AppError } from "../errors/app-error.js";
 import { SandboxPool, ScriptError } from "./pool.js";
 
-export { SandboxPool, ScriptError, type RunOptions, type SandboxLimits, type HostCall } from "./pool.js";
+export { SandboxPool, ScriptError, HostCallError, type RunOptions, type SandboxLimits, type HostCall } from "./pool.js";
 
 /** One pool per process: threads are created on first use and never keep the process alive. */
 let shared: SandboxPool | undefined;

@@ -39,6 +39,9 @@ export async function startWorker(runtime: Runtime, options: { taskQueue?: strin
     taskQueue: options.taskQueue ?? config.temporal.taskQueue,
     workflowsPath: workflowsPath(),
     activities: createActivities(runtime),
+    // A worker takes only as many activities as it has sandboxes, so a backlog waits in Temporal's
+    // task queue, where any worker with a free sandbox can take it, not inside a busy worker.
+    maxConcurrentActivityTaskExecutions: config.sandbox.poolSize,
     shutdownGraceTime: "10 seconds",
   });
   // The retention Schedule (idempotent); a failure must not keep the worker from running jobs.
