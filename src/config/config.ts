@@ -124,6 +124,7 @@ const envSchema = z.object({
   SCRIPT_MEMORY_MB: z.coerce.number().int().min(8).max(1024).default(64),
   /** Journaled calls (ctx.chat, ctx.fetch, ctx.step) per run. */
   SCRIPT_MAX_HOST_CALLS: z.coerce.number().int().min(0).max(10_000).default(100),
+  SCRIPT_MAX_RESULT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   SCRIPT_MAX_LOG_LINES: z.coerce.number().int().min(0).max(100_000).default(1000),
   SCRIPT_MAX_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(1024 * 1024),
   /** Dev and tests only: let ctx.fetch reach loopback/private addresses. */
@@ -187,6 +188,7 @@ export interface Config {
     memoryMb: number;
     maxHostCalls: number;
     maxLogLines: number;
+    maxResultBytes: number;
     maxScriptBytes: number;
     poolSize: number;
   };
@@ -310,6 +312,7 @@ export function loadConfig(
       memoryMb: env.SCRIPT_MEMORY_MB,
       maxHostCalls: env.SCRIPT_MAX_HOST_CALLS,
       maxLogLines: env.SCRIPT_MAX_LOG_LINES,
+      maxResultBytes: env.SCRIPT_MAX_RESULT_BYTES,
       maxScriptBytes: env.SCRIPT_MAX_BYTES,
       poolSize: env.SANDBOX_POOL_SIZE,
     },

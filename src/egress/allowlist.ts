@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { AppError } from "../errors/app-error.js";
 
 /**
@@ -18,7 +19,7 @@ export function validatePatterns(patterns: string[]): string[] {
   return [...new Set(patterns.map((raw, i) => {
     const p = normalHost(raw);
     const name = p.startsWith("*.") ? p.slice(2) : p;
-    const isIp = /^[0-9.]+$/.test(name) || name.includes(":");
+    const isIp = isIP(name) !== 0 && !p.startsWith("*.");
     const labels = name.split(".");
     if (!isIp && (labels.length < (p.startsWith("*.") ? 2 : 1) || !labels.every((l) => LABEL.test(l)) || p.length > 253)) {
       throw new AppError("validation_failed", `allow[${i}]: "${raw}" is not a host name or *.domain pattern`, { param: `allow[${i}]` });

@@ -99,9 +99,13 @@ export function createEgress(config: Config["egress"]): Egress {
           for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(", ") : v;
           resolve({ status: res.statusCode ?? 0, headers: out, body: Buffer.concat(chunks).toString("utf8") });
         });
-        res.on("error", reject);
+        res.on("error", (err) => reject(err instanceof EgressError ? err : new EgressError(`ctx.fetch: ${url.host}: ${err.message}`, false)));
       });
-      req.on("timeout", () => req.destroy(new EgressError(`ctx.fetch: ${url.host} did not answer within ${config.timeoutMs} ms`, false)));
+      // One deadline for the whole call (redirects included), not only for idle sockets.
+      const timeout = () => req.destroy(new EgressError(`ctx.fetch: ${url.host} did not answer within ${config.timeoutMs} ms`, false));
+      const timer = setTimeout(timeout, Math.max(1, deadline - Date.now()));
+      req.on("timeout", timeout);
+      req.on("close", () => clearTimeout(timer));
       req.on("error", (err) => reject(err instanceof EgressError ? err : new EgressError(`ctx.fetch: ${url.host}: ${err.message}`, false)));
       req.end(body);
     });

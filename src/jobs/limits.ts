@@ -22,6 +22,7 @@ export function runLimits(config: Pick<Config, "sandbox">, agent: AgentLimits): 
     memoryMb: s.memoryMb,
     maxHostCalls: s.maxHostCalls,
     maxLogLines: s.maxLogLines,
+    maxResultBytes: s.maxResultBytes,
   };
 }
 

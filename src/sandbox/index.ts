@@ -12,9 +12,13 @@ export function sandboxPool(config: Pick<Config, "sandbox">): SandboxPool {
   return shared;
 }
 
-/** The `runtime.validateScript` hook: a syntax error becomes a validation error naming the line. */
+/** The `runtime.validateScript` hook: a syntax error becomes a validation error naming line and column. */
 export function scriptValidator(config: Pick<Config, "sandbox">) {
   return async (source: string): Promise<void> => {
+    const bytes = Buffer.byteLength(source, "utf8");
+    if (bytes > config.sandbox.maxScriptBytes) {
+      throw new AppError("validation_failed", `script: ${bytes} bytes is over the limit of ${config.sandbox.maxScriptBytes} bytes (SCRIPT_MAX_BYTES)`, { param: "script" });
+    }
     try {
       await sandboxPool(config).validate(source);
     } catch (err) {

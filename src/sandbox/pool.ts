@@ -15,6 +15,8 @@ export interface SandboxLimits {
   maxHostCalls: number;
   /** ctx.log lines delivered to `onLog` (one more is delivered so the host can mark truncation). */
   maxLogLines: number;
+  /** Size of the JSON result. */
+  maxResultBytes: number;
 }
 
 /** `chat`, `fetch`, `step:begin`, `step:end`; resolves with a JSON value for the script. */
@@ -124,6 +126,7 @@ export class SandboxPool {
           memoryMb: limits.memoryMb,
           maxHostCalls: limits.maxHostCalls,
           maxLogLines: limits.maxLogLines,
+          maxResultBytes: limits.maxResultBytes,
         });
       } else {
         slot.task.timer = setTimeout(() => this.kill(slot!, new ScriptError("Script validation timed out", "timeout")), 10_000);

@@ -27,6 +27,7 @@ type RunRequest = {
   memoryMb: number;
   maxHostCalls: number;
   maxLogLines: number;
+  maxResultBytes: number;
 };
 type ValidateRequest = { type: "validate"; id: number; source: string };
 type HostReply = { type: "host-reply"; id: number; callId: number; ok: boolean; value?: string; error?: string };
@@ -71,10 +72,11 @@ function errorText(ctx: QuickJSContext, handle: QuickJSHandle): string {
   if (/Could not find export 'default'/.test(String((value as { message?: string })?.message ?? value))) return NO_DEFAULT;
   if (value && typeof value === "object") {
     const e = value as { name?: string; message?: string; stack?: string };
-    const where = /user-script:(\d+)/.exec(e.stack ?? "");
-    return `${e.name ?? "Error"}: ${e.message ?? String(value)}${where ? ` (line ${where[1]})` : ""}`;
+    const where = /user-script:(\d+)(?::(\d+))?/.exec(e.stack ?? "");
+    const at = where ? ` (line ${where[1]}${where[2] ? `, column ${where[2]}` : ""})` : "";
+    return `${e.name ?? "Error"}: ${e.message ?? String(value)}${at}`;
   }
-  return String(value);
+  return `the script threw a non-Error value (${value === null ? "null" : typeof value}): ${String(value).slice(0, 200)}`;
 }
 
 /** Maps a QuickJS failure to what the run reports: deadline and heap cap get their own kinds. */
@@ -147,6 +149,26 @@ const CTX_SOURCE = `(host, log, secrets) => {
     },
   });
 }`;
+
+/** Deeper results than this are refused before they reach the parent's JSON.parse or PostgreSQL. */
+const MAX_RESULT_DEPTH = 100;
+
+function resultProblem(text: string, maxBytes: number): string | undefined {
+  if (text.length > maxBytes) return `The result is larger than the limit of ${maxBytes} bytes`;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      if (++depth > MAX_RESULT_DEPTH) return `The result is nested deeper than ${MAX_RESULT_DEPTH} levels`;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return undefined;
+}
 
 async function run(req: RunRequest): Promise<void> {
   const deadline = Date.now() + req.wallTimeMs;
@@ -286,6 +308,11 @@ async function run(req: RunRequest): Promise<void> {
     }
     const text = vm.getString(json.value);
     json.value.dispose();
+    const problem = resultProblem(text, req.maxResultBytes);
+    if (problem) {
+      reply({ ok: false, kind: "script", error: problem });
+      return;
+    }
     reply({ ok: true, result: text });
     succeeded = true;
   } catch (err) {

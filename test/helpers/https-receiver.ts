@@ -1,0 +1,57 @@
+import { createServer, type Server } from "node:https";
+import type { IncomingHttpHeaders, ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface Received {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+export interface HttpsReceiver {
+  port: number;
+  requests: Received[];
+  /** Requests to paths starting with /hold are answered only when released. */
+  held: ServerResponse[];
+  releaseHeld(): void;
+  close(): Promise<void>;
+}
+
+/**
+ * A counting HTTPS receiver on a loopback address: echoes what it got as JSON; `/redirect?to=URL`
+ * answers 302 to URL; `/hold...` waits until `releaseHeld()`.
+ */
+export async function startHttpsReceiver(host: string, tls: { cert: string; key: string }): Promise<HttpsReceiver> {
+  const requests: Received[] = [];
+  const held: ServerResponse[] = [];
+  const answer = (res: ServerResponse, r: Received) =>
+    res.writeHead(200, { "content-type": "application/json", "x-receiver": "yes" }).end(JSON.stringify({ got: r.body, path: r.path, n: requests.length }));
+  const server: Server = createServer(tls, async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const r: Received = { method: req.method ?? "", path: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks).toString("utf8") };
+    requests.push(r);
+    const url = new URL(r.path, "https://x");
+    if (url.pathname === "/redirect") return void res.writeHead(302, { location: url.searchParams.get("to") ?? "/" }).end();
+    if (url.pathname.startsWith("/hold")) {
+      held.push(res);
+      (res as ServerResponse & { received?: Received }).received = r;
+      return;
+    }
+    answer(res, r);
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    requests,
+    held,
+    releaseHeld() {
+      for (const res of held.splice(0)) answer(res, (res as ServerResponse & { received: Received }).received);
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
