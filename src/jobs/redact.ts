@@ -11,16 +11,17 @@ export interface Redactor {
 }
 
 export function createRedactor(secrets: string[]): Redactor {
-  // Longest first, so a secret that contains another is removed whole.
-  const raw = [...new Set(secrets.filter((s) => s.length > 0))].sort((a, b) => b.length - a.length);
-  const escaped = raw.map((s) => JSON.stringify(s).slice(1, -1));
-  const replaceAll = (text: string, needles: string[]) => needles.reduce((t, n) => t.split(n).join(REDACTED), text);
+  const escape = (s: string) => JSON.stringify(s).slice(1, -1);
+  // A secret as it is, JSON-escaped once (a log line that printed an object) and twice (that
+  // line inside stored JSON); longest first, so a secret that contains another goes whole.
+  const raw = [...new Set(secrets.filter((s) => s.length > 0))];
+  const needles = [...new Set(raw.flatMap((s) => [s, escape(s), escape(escape(s))]))].sort((a, b) => b.length - a.length);
+  const replaceAll = (text: string) => needles.reduce((t, n) => t.split(n).join(REDACTED), text);
   return {
-    text: (value) => (raw.length ? replaceAll(value, raw) : value),
+    text: (value) => (raw.length ? replaceAll(value) : value),
     json<T>(value: T): T {
       if (!raw.length || value === undefined) return value;
-      // In JSON text a secret can only appear in its escaped form inside a string.
-      const text = replaceAll(JSON.stringify(value), escaped);
+      const text = replaceAll(JSON.stringify(value));
       try {
         return JSON.parse(text) as T;
       } catch {
