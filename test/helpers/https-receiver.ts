@@ -12,7 +12,7 @@ export interface Received {
 export interface HttpsReceiver {
   port: number;
   requests: Received[];
-  /** Requests to paths starting with /hold are answered only when released. */
+  /** The first request to a path starting with /hold is answered only when released (later ones at once). */
   held: ServerResponse[];
   releaseHeld(): void;
   close(): Promise<void>;
@@ -20,7 +20,7 @@ export interface HttpsReceiver {
 
 /**
  * A counting HTTPS receiver on a loopback address: echoes what it got as JSON; `/redirect?to=URL`
- * answers 302 to URL; `/hold...` waits until `releaseHeld()`.
+ * answers 302 to URL; the first `/hold...` request of each path waits until `releaseHeld()`.
  */
 export async function startHttpsReceiver(host: string, tls: { cert: string; key: string }): Promise<HttpsReceiver> {
   const requests: Received[] = [];
@@ -34,7 +34,7 @@ export async function startHttpsReceiver(host: string, tls: { cert: string; key:
     requests.push(r);
     const url = new URL(r.path, "https://x");
     if (url.pathname === "/redirect") return void res.writeHead(302, { location: url.searchParams.get("to") ?? "/" }).end();
-    if (url.pathname.startsWith("/hold")) {
+    if (url.pathname.startsWith("/hold") && requests.filter((q) => q.path === r.path).length === 1) {
       held.push(res);
       (res as ServerResponse & { received?: Received }).received = r;
       return;

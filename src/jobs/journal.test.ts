@@ -1,0 +1,143 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFakeUpstream, type FakeUpstream } from "../chat/testing/fake-upstreams.js";
+import { startTestApp, type TestApp } from "../../test/helpers/app.js";
+import { createAccount } from "../../test/helpers/graphql.js";
+import { startHttpsReceiver, type HttpsReceiver } from "../../test/helpers/https-receiver.js";
+import { makeTestCa, type TestCa } from "../../test/helpers/tls.js";
+import { spawnWorker, waitUntil, type WorkerProcess } from "../../test/helpers/worker-process.js";
+import { createAgent, createTrigger, getJson, gql, postWebhook, waitForJob } from "../webhooks/testing.js";
+
+/**
+ * Journaled steps across a worker crash: kill -9 of the worker process while the run's second
+ * step (an HTTP call) is in flight, then a new worker finishes the run. Fake model upstream and an
+ * HTTPS receiver on loopback count what was executed.
+ */
+describe("journaled steps survive kill -9 of the worker", () => {
+  let ca: TestCa;
+  let fake: FakeUpstream;
+  let receiver: HttpsReceiver;
+  let app: TestApp;
+  const workers: WorkerProcess[] = [];
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    ca = makeTestCa(["api.test"], ["127.0.0.1"]);
+    receiver = await startHttpsReceiver("127.0.0.1", ca);
+    fake = await startFakeUpstream();
+    env = {
+      PROVIDER_A_BASE_URL: fake.url,
+      PROVIDER_A_API_KEY: "test-key-a",
+      // Test only: the receiver is on loopback.
+      EGRESS_ALLOW_PRIVATE: "true",
+      EGRESS_RESOLVE: JSON.stringify({ "api.test": "127.0.0.1" }),
+      EGRESS_CA_FILE: ca.caFile,
+      SANDBOX_POOL_SIZE: "1",
+    };
+    app = await startTestApp({ env });
+  });
+  afterAll(async () => {
+    for (const w of workers) await w.kill("SIGKILL");
+    await app?.close();
+    await fake?.close();
+    await receiver?.close();
+    ca?.cleanup();
+  });
+
+  it("chat, fetch, chat, fetch: completed steps run once, the cut one twice with one Idempotency-Key, each model call is paid once", async () => {
+    const { adminToken, accountId } = await createAccount(app.url, app.operatorToken, "journal", "10");
+    const agentId = await createAgent(app.url, adminToken, {
+      name: "four steps",
+      script: `export default async function run(input, ctx) {
+        const a = await ctx.chat({ messages: [{ role: "user", content: "step one" }] });
+        const b = await ctx.fetch(input.base + "/hold/two", { method: "POST", body: a.content });
+        const c = await ctx.chat({ messages: [{ role: "user", content: "step three after " + b.status }] });
+        const d = await ctx.fetch(input.base + "/four", { method: "POST", body: c.content });
+        return { a: a.content, b: b.status, c: c.content, d: d.status };
+      }`,
+    });
+    await gql(app.url, adminToken, `mutation($id: ID!) { setAgentEgress(agentId: $id, allow: ["api.test"]) { id } }`, { id: agentId });
+    const t = await createTrigger(app.url, adminToken, agentId);
+    const before = await app.runtime.pool.query<{ b: string }>("select balance_micros::text as b from accounts where id = $1", [accountId]);
+
+    workers.push(spawnWorker(app, env));
+    const posted = await postWebhook(app.url, t.id, JSON.stringify({ base: `https://api.test:${receiver.port}` }), { "x-trigger-secret": t.secret });
+    const jobId = posted.body.job_id as string;
+    // Step 1 is journaled and step 2 has reached the receiver, which holds its answer: kill now.
+    await waitUntil(() => receiver.held.length === 1, 60_000, "step 2 in flight");
+    await workers[0]!.kill("SIGKILL");
+    receiver.releaseHeld();
+
+    workers.push(spawnWorker(app, env));
+    const status = await waitForJob(app.url, jobId, { "x-trigger-secret": t.secret }, 90_000);
+    expect(status).toMatchObject({ status: "done", attempts: 2 });
+    const run = (await getJson(`${app.url}/api/runs/${jobId}`, { "x-trigger-secret": t.secret })).body;
+    expect(run.result).toMatchObject({ b: 200, d: 200 });
+
+    // Model calls: one per chat step.
+    const userTexts = fake.requests.map((r) => JSON.stringify(r.body));
+    expect(userTexts.filter((t) => t.includes("step one") && !t.includes("step three"))).toHaveLength(1);
+    expect(userTexts.filter((t) => t.includes("step three after 200"))).toHaveLength(1);
+    expect(fake.requests).toHaveLength(2);
+    // HTTP: the cut step twice with the same key, the last once.
+    const two = receiver.requests.filter((r) => r.path === "/hold/two");
+    expect(two).toHaveLength(2);
+    expect(two.map((r) => r.headers["idempotency-key"])).toEqual([`${jobId}:2:fetch`, `${jobId}:2:fetch`]);
+    const four = receiver.requests.filter((r) => r.path === "/four");
+    expect(four.map((r) => r.headers["idempotency-key"])).toEqual([`${jobId}:4:fetch`]);
+    // The journal: four steps done, only the cut one executed twice.
+    const steps = await app.runtime.pool.query("select key, status, executions, cost_micros from job_steps where job_id = $1 order by key", [jobId]);
+    expect(steps.rows.map((s) => [s.key, s.status, s.executions])).toEqual([
+      ["1:chat", "done", 1],
+      ["2:fetch", "done", 2],
+      ["3:chat", "done", 1],
+      ["4:fetch", "done", 1],
+    ]);
+    // Paid once per model call: two holds, the balance down by exactly the job's cost, which is the sum of its steps.
+    const stepCost = steps.rows.reduce((n, s) => n + Number(s.cost_micros), 0);
+    expect(stepCost).toBeGreaterThan(0);
+    const job = await app.runtime.pool.query("select cost_micros from jobs where id = $1", [jobId]);
+    expect(Number(job.rows[0].cost_micros)).toBe(stepCost);
+    const holds = await app.runtime.pool.query("select count(*)::int as n from ledger_entries where account_id = $1 and kind = 'hold'", [accountId]);
+    expect(holds.rows[0].n).toBe(2);
+    const after = await app.runtime.pool.query<{ b: string }>("select balance_micros::text as b from accounts where id = $1", [accountId]);
+    expect(Number(before.rows[0]!.b) - Number(after.rows[0]!.b)).toBe(stepCost);
+    // The audit entry lists the four calls in order.
+    const audit = await app.runtime.pool.query("select tools_used from audit_entries where job_id = $1", [jobId]);
+    expect((audit.rows[0].tools_used as { kind: string }[]).map((x) => x.kind)).toEqual(["model", "http", "model", "http"]);
+  });
+
+  it("ctx.step runs its function once per job and replays its stored value", async () => {
+    for (const w of workers) await w.kill("SIGKILL");
+    const { adminToken } = await createAccount(app.url, app.operatorToken, "steps", "10");
+    const agentId = await createAgent(app.url, adminToken, {
+      name: "steps",
+      script: `export default async function run(input, ctx) {
+        const first = await ctx.step("pick", async () => ({ at: input.n, list: [1, 2] }));
+        const inner = await ctx.step("outer", async () => (await ctx.fetch(input.base + "/hold/inner/" + input.n, { method: "POST" })).status);
+        const after = await ctx.fetch(input.base + "/after/" + input.n, { method: "POST" });
+        return { first, inner, after: after.status };
+      }`,
+    });
+    await gql(app.url, adminToken, `mutation($id: ID!) { setAgentEgress(agentId: $id, allow: ["api.test"]) { id } }`, { id: agentId });
+    const t = await createTrigger(app.url, adminToken, agentId);
+    workers.push(spawnWorker(app, env));
+    const posted = await postWebhook(app.url, t.id, JSON.stringify({ base: `https://api.test:${receiver.port}`, n: 5 }), { "x-trigger-secret": t.secret });
+    const jobId = posted.body.job_id as string;
+    await waitUntil(() => receiver.held.length === 1, 60_000, "inner fetch in flight");
+    await workers.at(-1)!.kill("SIGKILL");
+    receiver.releaseHeld();
+    workers.push(spawnWorker(app, env));
+    const status = await waitForJob(app.url, jobId, { "x-trigger-secret": t.secret }, 90_000);
+    expect(status.status).toBe("done");
+    const run = (await getJson(`${app.url}/api/runs/${jobId}`, { "x-trigger-secret": t.secret })).body;
+    expect(run.result).toEqual({ first: { at: 5, list: [1, 2] }, inner: 200, after: 200 });
+    const steps = await app.runtime.pool.query("select key, executions from job_steps where job_id = $1 order by key", [jobId]);
+    expect(steps.rows.map((s) => [s.key, s.executions])).toEqual([
+      ["1:step:pick", 1],
+      ["2:step:outer", 2],
+      ["3:fetch", 2],
+      ["4:fetch", 1],
+    ]);
+    expect(receiver.requests.filter((r) => r.path === "/after/5")).toHaveLength(1);
+  });
+});
