@@ -48,7 +48,7 @@ export async function createAccount(pool: pg.Pool, name: string, initialBalanceM
         initialBalanceMicros.toString(),
       ]);
     }
-    const adminToken = await issueAdminToken(db, id);
+    const { token: adminToken } = await issueAdminToken(db, id, "initial");
     const { rows } = await db.query<AccountRow>(`${SELECT} where id = $1`, [id]);
     return { account: rows[0]!, adminToken };
   });
@@ -81,7 +81,7 @@ export async function topUp(pool: pg.Pool, accountId: string, amountMicros: bigi
 
 export async function createAdminToken(pool: pg.Pool, accountId: string): Promise<string> {
   await requireAccount(pool, accountId);
-  return issueAdminToken(pool, accountId);
+  return (await issueAdminToken(pool, accountId, "cli")).token;
 }
 
 export async function updateAccountSettings(

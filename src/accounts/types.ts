@@ -34,3 +34,18 @@ export class AccountSettingsInput {
   @Field(() => Int, { nullable: true }) retentionDays?: number | null;
   @Field(() => Boolean, { nullable: true }) relaxSignatureTimestamp?: boolean | null;
 }
+
+@ObjectType("AdminToken", { description: "An account admin token; the token itself is shown only when created" })
+export class AdminTokenType {
+  @Field(() => ID) id!: string;
+  @Field(() => String) name!: string;
+  @Field(() => String, { description: "The first characters, to recognise it" }) prefix!: string;
+  @Field(() => Date, { nullable: true, description: "Updated at most about once a minute" }) lastUsedAt!: Date | null;
+  @Field(() => Date) createdAt!: Date;
+}
+
+@ObjectType("CreatedAdminToken")
+export class CreatedAdminTokenType {
+  @Field(() => String, { description: "The full token (adm_…). Shown only here." }) token!: string;
+  @Field(() => AdminTokenType) adminToken!: AdminTokenType;
+}

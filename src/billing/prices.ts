@@ -63,6 +63,7 @@ export function worstCasePromptTokens(messages: { content: string }[]): number {
   return Math.ceil(bytes / 2) + 8 * messages.length + 16;
 }
 
-export function holdMicros(price: Price, messages: { content: string }[], maxTokens: number): number {
-  return costMicros(price, worstCasePromptTokens(messages), maxTokens);
+/** `extraPromptTokens`: prompt parts that are not text (images), counted by their provider's bound. */
+export function holdMicros(price: Price, messages: { content: string }[], maxTokens: number, extraPromptTokens = 0): number {
+  return costMicros(price, worstCasePromptTokens(messages) + extraPromptTokens, maxTokens);
 }

@@ -2,7 +2,7 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { createAccount, gql } from "../../test/helpers/graphql.js";
-import { startFakeUpstream, type FakeUpstream } from "./testing/fake-upstreams.js";
+import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
 
 /** Properties that only show across processes: billing under concurrency, revocation and limits on two API instances. */
 describe("chat across two API instances on one database", () => {

@@ -2,7 +2,7 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { createAccount, gql } from "../../test/helpers/graphql.js";
-import { startFakeUpstream, type FakeUpstream } from "./testing/fake-upstreams.js";
+import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
 
 /** The chat facade through the official `openai` npm package, against fake provider servers. */
 describe("chat facade via the OpenAI Node SDK", () => {
@@ -260,7 +260,7 @@ describe("chat facade via the OpenAI Node SDK", () => {
     expect(r.choices[0].message.content).toBe("Hello from A");
   });
 
-  it("maps upstream failures: retried 503 succeeds, 500 → 502, timeout → 504, 4xx → 502", async () => {
+  it("maps upstream failures: retried 503 succeeds, 500 → 502, timeout → 504, 4xx → 400 (issue 10: the request's fault, not retried)", async () => {
     const before = fake.requests.length;
     const ok: any = await client.chat.completions.create({ model: "provider_b/model-sonnet-4-6", messages: [{ role: "user", content: `#flaky503 ${Math.random()}` }] });
     expect(ok.choices[0].message.content).toBe("Hello from B");
@@ -272,7 +272,7 @@ describe("chat facade via the OpenAI Node SDK", () => {
     expect(e504.status).toBe(504);
     expect(e504.code).toBe("upstream_timeout");
     const e4xx = await client.chat.completions.create({ model: "provider_a/model-2.5-flash", messages: [{ role: "user", content: "#fail400" }] }).catch((e) => e);
-    expect(e4xx.status).toBe(502);
+    expect(e4xx.status).toBe(400);
   });
 
   it("answers malformed JSON and oversized bodies with 400 in the OpenAI envelope", async () => {

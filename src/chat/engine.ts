@@ -2,11 +2,24 @@ import { AppError } from "../errors/app-error.js";
 import { newId, randomBase62 } from "../infra/ids.js";
 import { holdMicros, costMicros, priceFor } from "../billing/prices.js";
 import { placeHold, settleHold } from "../billing/ledger.js";
-import { callModel, ClientAborted, type ChatMessage, type FinishReason } from "../providers/index.js";
+import {
+  callModel,
+  ClientAborted,
+  estimateTokens,
+  imageCount,
+  IMAGE_HOLD_TOKENS,
+  messageText,
+  type ChatMessage,
+  type FinishReason,
+  type ModelOptions,
+  type ToolCall,
+  type ToolCallDelta,
+} from "../providers/index.js";
 import { SUPPORTED_MODELS, isSupportedModel } from "../providers/models.js";
 import { finishTurn, leaseThread, openThreadWithHold } from "../threads/store.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { consumeRateLimit, rateLimitError, rateLimitState, type RateLimitState } from "./rate-limit.js";
+import { checkToolResults, parseChatRequest } from "./request.js";
 
 /**
  * One chat turn, independent of HTTP: model choice, thread lease and history, hold, upstream
@@ -28,9 +41,12 @@ export interface TurnInput {
   model?: string | null;
   messages: ChatMessage[];
   maxTokens?: number;
-  temperature?: number;
-  topP?: number;
-  stop?: string[];
+  /** Generation options (tools, response format, sampling), already checked for the model. */
+  options?: ModelOptions;
+  /** System text for this turn only (the Responses API's `instructions`): sent, not stored. */
+  instructions?: string;
+  /** How request message i is named in errors (chat: messages[i]; responses: input[i]). */
+  messageParam?: (i: number) => string;
   /** The API key the call came with: the hold re-checks it exists (exact revocation). */
   keyId?: string;
   /**
@@ -47,6 +63,7 @@ export interface TurnHooks {
   /** Called once the turn is accepted (thread leased, hold placed), before the upstream call. */
   onStart?: (info: { id: string; threadId: string; model: string }) => void;
   onDelta?: (text: string) => void;
+  onToolCall?: (delta: ToolCallDelta) => void;
   signal?: AbortSignal;
 }
 
@@ -55,6 +72,7 @@ export interface TurnResult {
   threadId: string;
   model: string;
   content: string;
+  toolCalls: ToolCall[];
   finishReason: FinishReason;
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
   costMicros: number;
@@ -101,6 +119,11 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
   const id = `chatcmpl-${randomBase62(18)}`;
   const leaseMs = config.providers.timeoutMs * (config.providers.maxRetries + 1) + 60_000;
   const system: ChatMessage[] = agent.instructions ? [{ role: "system", content: agent.instructions }] : [];
+  if (input.instructions) system.push({ role: "system", content: input.instructions });
+  // The hold covers the prompt as sent: texts, tool calls, tool definitions, images (a bounded count each).
+  const toolsText = input.options?.tools?.length ? JSON.stringify(input.options.tools) : "";
+  const holdFor = (messages: ChatMessage[]) =>
+    holdMicros(price, [...messages.map((m) => ({ content: messageText(m) })), { content: toolsText }], maxTokens, imageCount(messages) * IMAGE_HOLD_TOKENS);
 
   let threadId: string;
   let baseSeq = 0;
@@ -112,9 +135,11 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     const leased = await leaseThread(pool, { threadId, accountId: agent.accountId, agentId: agent.id, leaseMs });
     baseSeq = leased.messageCount;
     upstreamMessages = [...system, ...leased.history, ...input.messages];
-    hold = holdMicros(price, upstreamMessages, maxTokens);
+    hold = holdFor(upstreamMessages);
     let held = false;
     try {
+      // Tool results that continue the thread answer the calls stored in it.
+      checkToolResults([...leased.history, ...input.messages], leased.history.length, input.messageParam ?? ((i) => `messages[${i}]`));
       held = await placeHold(pool, agent.accountId, hold, id, input.keyId);
     } finally {
       if (!held) await pool.query("update threads set busy_until = null where id = $1", [threadId]).catch(() => {});
@@ -123,7 +148,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
   } else {
     threadId = newId("thr");
     upstreamMessages = [...system, ...input.messages];
-    hold = holdMicros(price, upstreamMessages, maxTokens);
+    hold = holdFor(upstreamMessages);
     const rl = input.rateLimit;
     const opened = await openThreadWithHold(pool, {
       threadId,
@@ -143,8 +168,9 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     if (!opened.ok) throw await refusal(runtime, agent.accountId, input.keyId);
   }
 
-  const progress = { text: "", emitted: false } as { text: string; emitted: boolean; promptTokens?: number; completionTokens?: number };
+  const progress = { text: "", toolCalls: [] as ToolCall[], emitted: false } as { text: string; toolCalls: ToolCall[]; emitted: boolean; promptTokens?: number; completionTokens?: number };
   let content = "";
+  let toolCalls: ToolCall[] = [];
   let finishReason: FinishReason = "stop";
   let promptTokens: number;
   let completionTokens: number;
@@ -154,26 +180,29 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     const result = await callModel(
       config,
       runtime.metrics,
-      { model, messages: upstreamMessages, maxTokens, temperature: input.temperature, topP: input.topP, stop: input.stop },
-      { stream: hooks.stream ?? false, onDelta: hooks.onDelta, signal: hooks.signal, progress },
+      { ...input.options, model, messages: upstreamMessages, maxTokens },
+      { stream: hooks.stream ?? false, onDelta: hooks.onDelta, onToolCall: hooks.onToolCall, signal: hooks.signal, progress },
     );
     content = result.content;
+    toolCalls = result.toolCalls;
     finishReason = result.finishReason;
     promptTokens = result.usage.promptTokens;
     completionTokens = result.usage.completionTokens;
   } catch (err) {
-    if (!(err instanceof ClientAborted) || progress.text.length === 0) {
+    if (!(err instanceof ClientAborted) || (progress.text.length === 0 && progress.toolCalls.length === 0)) {
       // Nothing was produced: hand the whole hold back and free the thread; store nothing.
       await finishTurn(pool, { threadId, accountId: agent.accountId, baseSeq, messages: [], release: hold, reference: id }).catch((e) =>
         runtime.log.error({ err: e, threadId }, "failed to release a turn"),
       );
       throw err;
     }
-    // The client went away mid-answer: what was produced is saved and billed.
+    // The client went away mid-answer: what was produced is billed; the text is saved, but not
+    // tool calls whose arguments may be cut (a half call in the history would break the thread).
     aborted = true;
     content = progress.text;
-    promptTokens = progress.promptTokens ?? Math.ceil(upstreamMessages.reduce((n, m) => n + m.content.length, 0) / 4);
-    completionTokens = Math.max(progress.completionTokens ?? 0, Math.ceil(content.length / 4));
+    const produced = content + progress.toolCalls.map((c) => c.name + c.arguments).join("");
+    promptTokens = progress.promptTokens ?? estimateTokens(upstreamMessages.map(messageText).join("\n"));
+    completionTokens = Math.max(progress.completionTokens ?? 0, estimateTokens(produced));
   }
 
   const cost = costMicros(price, promptTokens, completionTokens);
@@ -187,7 +216,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     threadId,
     accountId: agent.accountId,
     baseSeq,
-    messages: [...input.messages, { role: "assistant", content }],
+    messages: [...input.messages, { role: "assistant", content, ...(toolCalls.length ? { toolCalls } : {}) }],
     release,
     reference: id,
   });
@@ -196,6 +225,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     threadId,
     model,
     content,
+    toolCalls,
     finishReason,
     usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
     costMicros: charged,
@@ -226,18 +256,9 @@ export async function runChatTurn(
   costMicros: number;
   finishReason: string;
 }> {
-  if (!Array.isArray(req.messages) || req.messages.length === 0) {
-    throw new AppError("invalid_request_error", "messages must be a non-empty array", { param: "messages" });
-  }
-  for (const [i, m] of req.messages.entries()) {
-    if (!["system", "user", "assistant"].includes(m?.role) || typeof m?.content !== "string") {
-      throw new AppError("invalid_request_error", `messages[${i}] must have role system, user or assistant and string content`, { param: `messages[${i}]` });
-    }
-  }
-  if (req.maxTokens !== undefined && (!Number.isInteger(req.maxTokens) || req.maxTokens < 1)) {
-    throw new AppError("invalid_request_error", "maxTokens must be a positive integer", { param: "maxTokens" });
-  }
+  // The same validation as the chat API (one set of rules for every caller).
+  const parsed = parseChatRequest({ messages: req.messages, max_tokens: req.maxTokens, thread_id: req.threadId });
   const agent = await loadAgent(runtime, req.accountId, req.agentId);
-  const r = await executeTurn(runtime, { agent, threadId: req.threadId, model: req.model, messages: req.messages, maxTokens: req.maxTokens });
+  const r = await executeTurn(runtime, { agent, threadId: req.threadId, model: req.model, messages: parsed.messages, maxTokens: parsed.maxTokens });
   return { threadId: r.threadId, content: r.content, model: r.model, usage: r.usage, costMicros: r.costMicros, finishReason: r.finishReason };
 }

@@ -2,9 +2,10 @@ import express, { type ErrorRequestHandler } from "express";
 import { AppError } from "../errors/app-error.js";
 import { errorBody } from "../errors/http.js";
 import { KeyAuthenticator } from "../keys/auth.js";
+import { checkModelOptions, type ToolCall } from "../providers/index.js";
 import { SUPPORTED_MODELS } from "../providers/models.js";
 import type { RouteModule } from "../http/server.js";
-import { chooseModel, executeTurn, type TurnResult } from "./engine.js";
+import { chooseModel, executeTurn } from "./engine.js";
 import { KeyRateLimiter, rateLimitHeaders, type RateLimitState } from "./rate-limit.js";
 import { parseChatRequest, type ChatRequest } from "./request.js";
 
@@ -16,9 +17,7 @@ function modelObject(id: string) {
   return { id, object: "model", created: MODELS_CREATED, owned_by: id.slice(0, id.indexOf("/")) };
 }
 
-function usageOf(r: TurnResult) {
-  return r.usage;
-}
+const toolCallsOut = (calls: ToolCall[]) => calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }));
 
 export const chatRoutes: RouteModule = (runtime) => {
   const router = express.Router();
@@ -57,7 +56,8 @@ export const chatRoutes: RouteModule = (runtime) => {
       let chat: ChatRequest;
       try {
         chat = parseChatRequest(req.body);
-        chooseModel(principal.agent, chat.model);
+        const model = chooseModel(principal.agent, chat.model);
+        checkModelOptions(runtime.config, model, chat, chat.messages, (i, j) => `messages[${i}].content[${j}]`);
       } catch (err) {
         // Refused before the hold: the request still counts (and a 429 wins over a 400).
         await limiter.consume(principal.keyId, principal.rateLimitPerMinute, onState);
@@ -71,9 +71,7 @@ export const chatRoutes: RouteModule = (runtime) => {
         model: chat.model,
         messages: chat.messages,
         maxTokens: chat.maxTokens,
-        temperature: chat.temperature,
-        topP: chat.topP,
-        stop: chat.stop,
+        options: chat,
         // Counted in the same statement as the hold (new thread) or just before the lease.
         rateLimit: { keyId: principal.keyId, limit: principal.rateLimitPerMinute, onState },
       };
@@ -85,8 +83,21 @@ export const chatRoutes: RouteModule = (runtime) => {
           object: "chat.completion",
           created,
           model: r.model,
-          choices: [{ index: 0, message: { role: "assistant", content: r.content, refusal: null }, logprobs: null, finish_reason: r.finishReason }],
-          usage: usageOf(r),
+          choices: [
+            {
+              index: 0,
+              message: {
+                role: "assistant",
+                // OpenAI sends null content beside tool calls when there is no text.
+                content: r.toolCalls.length && !r.content ? null : r.content,
+                refusal: null,
+                ...(r.toolCalls.length ? { tool_calls: toolCallsOut(r.toolCalls) } : {}),
+              },
+              logprobs: null,
+              finish_reason: r.finishReason,
+            },
+          ],
+          usage: r.usage,
           system_fingerprint: null,
           thread_id: r.threadId,
         });
@@ -101,17 +112,17 @@ export const chatRoutes: RouteModule = (runtime) => {
       let threadId = "";
       let model = chat.model ?? principal.agent.defaultModel;
       let open = false;
-      const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) =>
+      // Every chunk, the usage chunk included, is built here: `choice` null gives `choices: []`.
+      const chunk = (choice: { delta: Record<string, unknown>; finish: string | null } | null, usage: unknown = null) =>
         `data: ${JSON.stringify({
           id,
           object: "chat.completion.chunk",
           created,
           model,
           system_fingerprint: null,
-          choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-          ...(chat.includeUsage ? { usage: null } : {}),
+          choices: choice ? [{ index: 0, delta: choice.delta, logprobs: null, finish_reason: choice.finish }] : [],
+          ...(chat.includeUsage ? { usage } : {}),
           thread_id: threadId,
-          ...extra,
         })}\n\n`;
       // Chunks produced in one turn of the event loop (the SSE events of one upstream read) leave
       // in one socket write: they are joined and written once the turn is over. Nothing waits for
@@ -142,7 +153,7 @@ export const chatRoutes: RouteModule = (runtime) => {
         res.setHeader("cache-control", "no-cache");
         res.setHeader("connection", "keep-alive");
         res.setHeader("x-accel-buffering", "no");
-        write(chunk({ role: "assistant", content: "" }, null)); // sends the headers with it
+        write(chunk({ delta: { role: "assistant", content: "" }, finish: null })); // sends the headers with it
       };
       try {
         const r = await executeTurn(runtime, input, {
@@ -155,18 +166,21 @@ export const chatRoutes: RouteModule = (runtime) => {
           },
           onDelta: (text) => {
             openStream();
-            if (!res.destroyed) write(chunk({ content: text }, null));
+            if (!res.destroyed) write(chunk({ delta: { content: text }, finish: null }));
+          },
+          onToolCall: (d) => {
+            openStream();
+            if (res.destroyed) return;
+            // OpenAI's shape: the first piece of a call has id, type and name; later ones only argument fragments.
+            const call = d.id !== undefined ? { index: d.index, id: d.id, type: "function", function: { name: d.name ?? "", arguments: d.arguments } } : { index: d.index, function: { arguments: d.arguments } };
+            write(chunk({ delta: { tool_calls: [call] }, finish: null }));
           },
         });
         id = r.id;
         if (r.aborted || res.destroyed) return;
         openStream();
-        write(chunk({}, r.finishReason));
-        if (chat.includeUsage) {
-          write(
-            `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, system_fingerprint: null, choices: [], usage: usageOf(r), thread_id: threadId })}\n\n`,
-          );
-        }
+        write(chunk({ delta: {}, finish: r.finishReason }));
+        if (chat.includeUsage) write(chunk(null, r.usage));
         end("data: [DONE]\n\n");
       } catch (err) {
         if (abort.signal.aborted) return; // the client left; nothing to answer

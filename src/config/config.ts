@@ -117,6 +117,7 @@ const envSchema = z.object({
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(120_000),
   UPSTREAM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   DEFAULT_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(1).max(1_000_000).default(4096),
+  CHAT_MAX_IMAGE_BYTES: z.coerce.number().int().min(1024).max(20 * 1024 * 1024).default(2 * 1024 * 1024),
   /** Operator maximum (and default) of a run's CPU time: time the script itself computes. */
   SCRIPT_CPU_TIME_MS: z.coerce.number().int().min(10).max(3_600_000).default(30_000),
   /** Operator maximum (and default) of a run attempt's wall time, awaits included; the workflow's timeouts derive from it. */
@@ -140,6 +141,9 @@ const envSchema = z.object({
   EGRESS_MAX_REDIRECTS: z.coerce.number().int().min(0).max(20).default(5),
   SANDBOX_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(2),
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
+  /** The most a GraphQL operation may cost: 1 per field, a connection's fields once per row asked for. */
+  GRAPHQL_MAX_COST: z.coerce.number().int().min(100).max(10_000_000).default(20_000),
+  METRICS_JOBS_REFRESH_SECONDS: z.coerce.number().min(1).max(3600).default(15),
 });
 
 type Env = z.infer<typeof envSchema>;
@@ -178,6 +182,8 @@ export interface Config {
     timeoutMs: number;
     maxRetries: number;
     defaultMaxOutputTokens: number;
+    /** Largest decoded image a chat request may carry (a data URL); the JSON body limit (4 MB) caps it too. */
+    maxImageBytes: number;
   };
   modelPrices: Record<string, { input: string | number; output: string | number }>;
   defaultRateLimitPerMinute: number;
@@ -202,6 +208,9 @@ export interface Config {
     maxRedirects: number;
   };
   logLevel: (typeof LOG_LEVELS)[number];
+  graphqlMaxCost: number;
+  /** How stale the API's active-job gauges may be: /metrics queries them at most this often. */
+  metricsJobsRefreshMs: number;
 }
 
 /** Values the dev launcher supplies (generated secrets, embedded services) when the env lacks them. */
@@ -303,6 +312,7 @@ export function loadConfig(
       timeoutMs: env.UPSTREAM_TIMEOUT_MS,
       maxRetries: env.UPSTREAM_MAX_RETRIES,
       defaultMaxOutputTokens: env.DEFAULT_MAX_OUTPUT_TOKENS,
+      maxImageBytes: env.CHAT_MAX_IMAGE_BYTES,
     },
     modelPrices: env.MODEL_PRICES ?? {},
     defaultRateLimitPerMinute: env.DEFAULT_RATE_LIMIT_PER_MINUTE,
@@ -327,6 +337,8 @@ export function loadConfig(
       maxRedirects: env.EGRESS_MAX_REDIRECTS,
     },
     logLevel: env.LOG_LEVEL,
+    graphqlMaxCost: env.GRAPHQL_MAX_COST,
+    metricsJobsRefreshMs: env.METRICS_JOBS_REFRESH_SECONDS * 1000,
   };
 }
 

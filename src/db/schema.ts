@@ -35,6 +35,9 @@ export const AdminToken = defineEntity({
     account: () => p.manyToOne(Account).deleteRule("cascade").index(),
     tokenHash: p.string().length(64).unique(),
     prefix: p.string().length(16),
+    name: p.string().length(200).default(""),
+    /** Updated at most about once a minute per token (no write per request). */
+    lastUsedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
   },
 });
@@ -109,6 +112,7 @@ export const Thread = defineEntity({
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
     updatedAt: p.datetime().onCreate(now).onUpdate(now),
   },
+  indexes: [{ name: "threads_agent_created_idx", properties: ["agent", "createdAt", "id"] }],
 });
 export type IThread = InferEntity<typeof Thread>;
 
@@ -121,11 +125,28 @@ export const Message = defineEntity({
     seq: p.integer(),
     role: p.string().length(20),
     content: p.text(),
+    /** Tool calls, the tool call a tool result answers, image parts (src/threads/store.ts MessageData). */
+    data: p.json<Record<string, unknown>>().nullable(),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
   },
   uniques: [{ properties: ["thread", "seq"] }],
 });
 export type IMessage = InferEntity<typeof Message>;
+
+/** A stored Responses API response (GET /api/v1/responses/{id}, previous_response_id → its thread). */
+export const StoredResponse = defineEntity({
+  name: "StoredResponse",
+  tableName: "responses",
+  properties: {
+    id: p.string().primary(),
+    account: () => p.manyToOne(Account).deleteRule("cascade").index(),
+    agent: () => p.manyToOne(Agent).deleteRule("cascade"),
+    thread: () => p.manyToOne(Thread).deleteRule("cascade"),
+    body: p.json<Record<string, unknown>>(),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+  },
+});
+export type IStoredResponse = InferEntity<typeof StoredResponse>;
 
 export const Trigger = defineEntity({
   name: "Trigger",
@@ -177,8 +198,12 @@ export const Job = defineEntity({
     attempts: p.integer().default(0),
     costMicros: p.bigint("number").default(0),
     logs: p.json<unknown[]>().nullable(),
+    /** The job this one replays (same payload, started by replayJob). */
+    replayOf: p.string().nullable(),
     /** When the Temporal workflow was started; null rows are picked up by the dispatcher. */
     dispatchedAt: p.datetime().nullable(),
+    /** W3C `traceparent` of the webhook request that created the job (only when tracing is on), so the later workflow start continues its trace. */
+    traceContext: p.string().length(64).nullable(),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
     startedAt: p.datetime().nullable(),
     finishedAt: p.datetime().nullable(),
@@ -187,6 +212,11 @@ export const Job = defineEntity({
     { properties: ["trigger", "createdAt"] },
     { properties: ["agent", "createdAt"] },
     { name: "jobs_undispatched_idx", properties: ["createdAt"], where: { dispatchedAt: null } },
+    // The jobs connection: newest first per account, optionally one status (the failed-jobs view).
+    { name: "jobs_account_created_idx", properties: ["account", "createdAt", "id"] },
+    { name: "jobs_account_status_created_idx", properties: ["account", "status", "createdAt", "id"] },
+    // /metrics counts active jobs through this index: bounded by the work in flight, not by history.
+    { name: "jobs_active_idx", properties: ["status"], where: "status in ('queued', 'running')" },
   ],
 });
 export type IJob = InferEntity<typeof Job>;
@@ -268,9 +298,25 @@ export const LedgerEntry = defineEntity({
     kind: p.enum(LEDGER_KINDS),
     /** What the entry is for: a chat completion id, a job id, an operator action. */
     reference: p.string().length(100).nullable(),
+    // What a model call's rows were for (usage() groups by these). Plain ids, not foreign keys:
+    // the money trail outlives deleted agents, keys and threads.
+    agentId: p.string().nullable(),
+    apiKeyId: p.string().nullable(),
+    threadId: p.string().nullable(),
+    triggerId: p.string().nullable(),
+    jobId: p.string().nullable(),
+    model: p.string().length(100).nullable(),
+    /** On the row that settles a call (one per call): its tokens; 0 on the others. */
+    inputTokens: p.integer().default(0),
+    outputTokens: p.integer().default(0),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
   },
-  indexes: [{ properties: ["account", "createdAt"] }],
+  indexes: [
+    { properties: ["account", "createdAt"] },
+    { name: "ledger_entries_account_id_idx", properties: ["account", "id"] },
+    { name: "ledger_entries_thread_idx", properties: ["threadId"], where: { threadId: { $ne: null } } },
+    { name: "ledger_entries_job_idx", properties: ["jobId"], where: { jobId: { $ne: null } } },
+  ],
 });
 export type ILedgerEntry = InferEntity<typeof LedgerEntry>;
 
@@ -282,6 +328,7 @@ export const entities = [
   ApiKey,
   Thread,
   Message,
+  StoredResponse,
   Trigger,
   TriggerSecret,
   Job,

@@ -3,9 +3,9 @@ import { GraphQLError } from "graphql";
 import { AppError } from "../errors/app-error.js";
 import { safeEqual } from "../infra/crypto.js";
 import type { Runtime } from "../runtime/runtime.js";
-import { authenticateAdminToken } from "../accounts/admin-tokens.js";
+import { resolveAdminToken } from "../accounts/admin-tokens.js";
 
-export type Principal = { kind: "admin"; accountId: string } | { kind: "operator" };
+export type Principal = { kind: "admin"; accountId: string; tokenId: string } | { kind: "operator" };
 
 export interface GraphQLContext {
   runtime: Runtime;
@@ -33,9 +33,9 @@ export async function resolvePrincipal(runtime: Runtime, authorization: string |
   const token = bearerToken(authorization);
   if (!token) throw unauthenticated("Missing credentials: send Authorization: Bearer <admin token>");
   if (safeEqual(token, runtime.config.operatorToken)) return { kind: "operator" };
-  const accountId = token.startsWith("adm_") ? await authenticateAdminToken(runtime.pool, token) : undefined;
-  if (!accountId) throw unauthenticated("Invalid admin token");
-  return { kind: "admin", accountId };
+  const found = token.startsWith("adm_") ? await resolveAdminToken(runtime.pool, token) : undefined;
+  if (!found) throw unauthenticated("Invalid admin token");
+  return { kind: "admin", ...found };
 }
 
 export async function buildContext(runtime: Runtime, authorization: string | undefined): Promise<GraphQLContext> {

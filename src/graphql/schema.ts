@@ -5,12 +5,15 @@ import { AccountResolver } from "../accounts/resolvers.js";
 import { AgentResolver } from "../agents/resolvers.js";
 import { AgentAutomationResolver } from "../agents/automation-resolvers.js";
 import { AgentApiKeysResolver, ApiKeyResolver } from "../keys/resolvers.js";
-import { ThreadResolver } from "../threads/resolvers.js";
+import { AgentThreadsResolver, ThreadResolver } from "../threads/resolvers.js";
 import { AgentTriggersResolver, JobResolver, TriggerResolver } from "../triggers/resolvers.js";
+import { JobListResolver } from "../jobs/resolvers.js";
+import { BillingResolver } from "../billing/resolvers.js";
+import { TriggerJobsResolver } from "../triggers/jobs-resolver.js";
 import { createPubSub } from "@graphql-yoga/subscription";
 
 /** Every capability's resolvers; a capability adds its resolver classes here. */
-export const resolvers = [AccountResolver, AgentResolver, AgentAutomationResolver, ApiKeyResolver, AgentApiKeysResolver, ThreadResolver, TriggerResolver, AgentTriggersResolver, JobResolver] as const;
+export const resolvers = [AccountResolver, AgentResolver, AgentAutomationResolver, ApiKeyResolver, AgentApiKeysResolver, ThreadResolver, AgentThreadsResolver, TriggerResolver, AgentTriggersResolver, JobResolver, JobListResolver, TriggerJobsResolver, BillingResolver] as const;
 
 export async function buildGraphQLSchema(pubSub?: PubSub): Promise<GraphQLSchema> {
   return buildSchema({

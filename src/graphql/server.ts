@@ -4,14 +4,18 @@ import { ApolloServer } from "@apollo/server";
 import { expressMiddleware } from "@as-integrations/express5";
 import express, { type Router } from "express";
 import depthLimit from "graphql-depth-limit";
-import { GraphQLError, specifiedRules, validate, type GraphQLSchema, type ValidationRule } from "graphql";
-import { WebSocketServer } from "ws";
+import { GraphQLError, parse, specifiedRules, validate, type GraphQLSchema, type ValidationRule } from "graphql";
+import { WebSocketServer, type WebSocket } from "ws";
+import { ADMIN_TOKEN_REVOKED, tokenExists } from "../accounts/admin-tokens.js";
 import { useServer } from "graphql-ws/use/ws";
 import type { Runtime } from "../runtime/runtime.js";
 import { buildContext, type GraphQLContext } from "./context.js";
+import { costLimitError } from "./cost.js";
 import { formatGraphQLError } from "./errors.js";
 
 export const MAX_QUERY_DEPTH = 10;
+/** graphql-ws close code for a socket whose admin token was revoked (the protocol's Forbidden). */
+export const TOKEN_REVOKED_CLOSE = { code: 4403, reason: "Token revoked" } as const;
 const validationRules: ValidationRule[] = [depthLimit(MAX_QUERY_DEPTH)];
 
 export interface MountedGraphQL {
@@ -23,12 +27,19 @@ export interface MountedGraphQL {
 /**
  * GraphQL over HTTP (Apollo Server 5) and graphql-ws on the same path and server. Both share the
  * schema, the auth (Bearer admin token; `connectionParams.authorization` on sockets), the depth
- * limit and the error formatting.
+ * and cost limits and the error formatting.
  */
 export async function mountGraphQL(runtime: Runtime, schema: GraphQLSchema, httpServer: HttpServer | HttpsServer): Promise<MountedGraphQL> {
   const formatError = formatGraphQLError(runtime.log);
   const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql" });
-  const wsCleanup = useServer<{ authorization?: string }, { gql?: GraphQLContext }>(
+  // Open sockets by admin token id: a revocation (announced by whichever instance made it) closes them.
+  const socketsByToken = new Map<string, Set<WebSocket>>();
+  const revoked = (tokenId: string) => {
+    for (const socket of socketsByToken.get(tokenId) ?? []) socket.close(TOKEN_REVOKED_CLOSE.code, TOKEN_REVOKED_CLOSE.reason);
+    socketsByToken.delete(tokenId);
+  };
+  const stopListening = await runtime.events.subscribe(ADMIN_TOKEN_REVOKED, revoked);
+  const wsCleanup = useServer<{ authorization?: string }, { gql?: GraphQLContext; socket: WebSocket }>(
     {
       schema,
       validate: (s, doc) => validate(s, doc, [...specifiedRules, ...validationRules]),
@@ -36,10 +47,36 @@ export async function mountGraphQL(runtime: Runtime, schema: GraphQLSchema, http
         const auth = ctx.connectionParams?.authorization;
         try {
           ctx.extra.gql = await buildContext(runtime, typeof auth === "string" ? auth : undefined);
+          const principal = ctx.extra.gql.principal;
+          if (principal.kind === "admin") {
+            const set = socketsByToken.get(principal.tokenId) ?? new Set();
+            set.add(ctx.extra.socket);
+            socketsByToken.set(principal.tokenId, set);
+          }
           return true;
         } catch {
           return false; // graphql-ws closes with 4403 Forbidden
         }
+      },
+      onClose: (ctx) => {
+        const principal = ctx.extra.gql?.principal;
+        if (principal?.kind === "admin") socketsByToken.get(principal.tokenId)?.delete(ctx.extra.socket);
+      },
+      onSubscribe: async (ctx, _id, payload) => {
+        // Belt and braces for a missed NOTIFY: a new operation on a revoked token's socket closes it.
+        const principal = ctx.extra.gql?.principal;
+        if (principal?.kind === "admin" && !(await tokenExists(runtime.pool, principal.tokenId))) {
+          ctx.extra.socket.close(TOKEN_REVOKED_CLOSE.code, TOKEN_REVOKED_CLOSE.reason);
+          return [new GraphQLError("The admin token was revoked", { extensions: { code: "UNAUTHENTICATED" } })];
+        }
+        let doc;
+        try {
+          doc = parse(payload.query);
+        } catch {
+          return; // graphql-ws reports the syntax error itself
+        }
+        const tooCostly = costLimitError(schema, runtime.config.graphqlMaxCost, doc, payload.variables ?? undefined, payload.operationName);
+        return tooCostly ? [tooCostly] : undefined;
       },
       context: (ctx) => ({ ...ctx.extra.gql!, em: runtime.orm.em.fork() }),
       onError: (_ctx, _id, _payload, errors) =>
@@ -55,6 +92,18 @@ export async function mountGraphQL(runtime: Runtime, schema: GraphQLSchema, http
     includeStacktraceInErrorResponses: false,
     stopOnTerminationSignals: false, // shutdown order is ours: drain HTTP, stop the worker, then the databases
     introspection: true,
+    plugins: [
+      {
+        async requestDidStart() {
+          return {
+            async didResolveOperation({ request, document }) {
+              const tooCostly = costLimitError(schema, runtime.config.graphqlMaxCost, document, request.variables, request.operationName);
+              if (tooCostly) throw tooCostly;
+            },
+          };
+        },
+      },
+    ],
   });
   await apollo.start();
 
@@ -69,6 +118,7 @@ export async function mountGraphQL(runtime: Runtime, schema: GraphQLSchema, http
   return {
     router,
     async close() {
+      stopListening();
       await apollo.stop();
       await wsCleanup.dispose();
       await new Promise<void>((r) => wsServer.close(() => r()));

@@ -34,7 +34,9 @@ describe("health, readiness and metrics", () => {
     expect(text).toMatch(/http_requests_total\{method="GET",route="\/healthz",status="200"\} \d+/);
     expect(text).toMatch(/http_requests_total\{method="GET",route="unmatched",status="404"\} \d+/);
     expect(text).toMatch(/http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/healthz",status="200"\}/);
-    for (const status of ["queued", "running", "done", "failed"]) expect(text).toContain(`jobs{status="${status}"} 0`);
+    for (const status of ["queued", "running"]) expect(text).toContain(`jobs{status="${status}"} 0`);
+    expect(text).toContain("# TYPE job_status_events_total counter");
+    expect(text).toMatch(/jobs_estimated_rows \d+/);
     expect(text).toContain("# TYPE upstream_request_duration_seconds histogram");
   });
 

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import type { Runtime } from "../runtime/runtime.js";
-import { JOB_STATUSES } from "../db/schema.js";
+import { JobMetrics } from "./job-metrics.js";
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout;
@@ -21,20 +21,12 @@ async function check(fn: () => Promise<unknown>): Promise<string> {
   }
 }
 
-/** Jobs by status, read at scrape time (every status reported, zero included). */
-async function sampleJobs(runtime: Runtime): Promise<void> {
-  const { rows } = await withTimeout(
-    runtime.pool.query<{ status: string; n: number }>("select status, count(*)::int as n from jobs group by status"),
-    2000,
-    "PostgreSQL",
-  );
-  const counts = new Map(rows.map((r) => [r.status, r.n]));
-  for (const status of JOB_STATUSES) runtime.metrics.jobsByStatus.set({ status }, counts.get(status) ?? 0);
-}
-
 /** /healthz: the process is up. /readyz: PostgreSQL and Temporal answer. /metrics: Prometheus. */
 export function healthRoutes(runtime: Runtime): Router {
   const router = Router();
+  const jobs = new JobMetrics(runtime, runtime.config.metricsJobsRefreshMs);
+  void jobs.start().catch((err) => runtime.log.warn({ err }, "could not listen for job status events (metrics)"));
+  runtime.closeHooks?.push(() => jobs.close());
   router.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
   });
@@ -52,7 +44,7 @@ export function healthRoutes(runtime: Runtime): Router {
     res.status(503).json({ error: { code: "not_ready", message: down.join("; ") }, checks });
   });
   router.get("/metrics", async (_req, res) => {
-    await sampleJobs(runtime).catch((err) => runtime.log.warn({ err }, "could not sample jobs by status for /metrics"));
+    await withTimeout(jobs.refreshIfStale(), 2000, "PostgreSQL").catch((err) => runtime.log.warn({ err }, "could not refresh the job gauges for /metrics"));
     res.setHeader("Content-Type", runtime.metrics.registry.contentType);
     res.send(await runtime.metrics.registry.metrics());
   });

@@ -9,6 +9,7 @@ import { mountGraphQL } from "../graphql/server.js";
 import { healthRoutes } from "../health/routes.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { Logger } from "../infra/logger.js";
+import { requestId } from "./request-id.js";
 
 export interface ApiServer {
   url: string;
@@ -33,6 +34,7 @@ export async function startApi(runtime: Runtime, options: { port?: number; host?
     : createHttpServer(app);
   server.keepAliveTimeout = 65_000;
 
+  app.use(requestId());
   app.use(runtime.metrics.middleware());
   app.use(requestLog(log));
   app.use(healthRoutes(runtime));
@@ -80,7 +82,7 @@ export async function startApi(runtime: Runtime, options: { port?: number; host?
 /**
  * One log line per finished or aborted request, at `debug` below 400, `info` for 4xx and `error`
  * for 5xx (what pino-http did here before), but with no per-request work unless that
- * level is enabled: no child logger, no request id, no header serialisation on the hot path.
+ * level is enabled: no child logger, no header serialisation on the hot path.
  * Never logs bodies or query strings (payloads and tokens live there); credential headers are
  * redacted by the logger.
  */
@@ -96,6 +98,7 @@ function requestLog(log: Logger): express.RequestHandler {
       if (!log.isLevelEnabled(level)) return;
       log[level](
         {
+          requestId: res.locals.requestId as string | undefined,
           req: { method: req.method, url: String(req.originalUrl ?? req.url).split("?")[0], headers: req.headers },
           res: { statusCode: res.statusCode },
           responseTime: Date.now() - started,

@@ -1,4 +1,5 @@
-import { pino, type Logger } from "pino";
+import { pino, type DestinationStream, type Logger } from "pino";
+import { currentRequestContext } from "./request-context.js";
 
 export type { Logger };
 
@@ -13,6 +14,8 @@ const REDACT_PATHS = [
   'req.headers["x-service-signature"]',
   'req.headers["webhook-signature"]',
   'req.headers["idempotency-key"]',
+  // The accepted id is logged as `requestId`; the raw header may be hostile (see http/request-id.ts).
+  'req.headers["x-request-id"]',
   "req.headers.cookie",
   'res.headers["set-cookie"]',
   "*.authorization",
@@ -35,10 +38,18 @@ export function scrubSecrets(text: string): string {
   return text.replace(TOKEN_PATTERN, (m) => `${m.slice(0, 4)}[REDACTED]`);
 }
 
-export function createLogger(level: string, name = "agent-gateway"): Logger {
+const NO_FIELDS = {};
+
+/** `destination` defaults to stdout; tests pass a stream to read what a request logged. */
+export function createLogger(level: string, name = "agent-gateway", destination?: DestinationStream): Logger {
   return pino({
     name,
     level,
+    // Every line written while serving a request carries its id, whichever module logs it.
+    mixin: () => {
+      const ctx = currentRequestContext();
+      return ctx ? { requestId: ctx.requestId } : NO_FIELDS;
+    },
     redact: { paths: REDACT_PATHS, censor: "[REDACTED]" },
     formatters: { level: (label) => ({ level: label }) },
     hooks: {
@@ -53,5 +64,5 @@ export function createLogger(level: string, name = "agent-gateway"): Logger {
     serializers: {
       err: (err: Error) => ({ type: err.name, message: scrubSecrets(err.message), stack: err.stack ? scrubSecrets(err.stack) : undefined }),
     },
-  });
+  }, destination);
 }

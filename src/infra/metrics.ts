@@ -26,7 +26,18 @@ export class Metrics {
   });
   readonly jobsByStatus = new Gauge({
     name: "jobs",
-    help: "Jobs by status (sampled at scrape time)",
+    help: "Active jobs by status (queued, running); refreshed at most every METRICS_JOBS_REFRESH_SECONDS",
+    labelNames: ["status"] as const,
+    registers: [this.registry],
+  });
+  readonly jobsEstimatedRows = new Gauge({
+    name: "jobs_estimated_rows",
+    help: "PostgreSQL's estimate of the rows in the jobs table (pg_class.reltuples)",
+    registers: [this.registry],
+  });
+  readonly jobStatusEvents = new Counter({
+    name: "job_status_events_total",
+    help: "Job status transitions heard by this instance (every instance hears all of them: aggregate with max)",
     labelNames: ["status"] as const,
     registers: [this.registry],
   });

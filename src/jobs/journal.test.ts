@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFakeUpstream, type FakeUpstream } from "../chat/testing/fake-upstreams.js";
+import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { createAccount } from "../../test/helpers/graphql.js";
 import { startHttpsReceiver, type HttpsReceiver } from "../../test/helpers/https-receiver.js";

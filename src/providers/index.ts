@@ -1,27 +1,30 @@
 import type { Config } from "../config/config.js";
 import type { Metrics } from "../infra/metrics.js";
 import { AppError } from "../errors/app-error.js";
-import { estimateTokens } from "./mapping.js";
+import { estimateTokens, messageText } from "./mapping.js";
 import { parseOpenAiChunk, openAiCompatibleRequest } from "./openai-compatible.js";
 import { parseProviderAChunk, parseProviderAResponse, providerAPath, providerARequest } from "./provider-a.js";
 import { applyProviderBEvent, parseProviderBResponse, providerBRequest, type ProviderBStreamState } from "./provider-b.js";
 import { resolveRoute, type Route } from "./routing.js";
 import { simulate } from "./simulator.js";
-import type { CallOptions, FinishReason, ModelRequest, ModelResult, Progress } from "./types.js";
+import type { CallOptions, FinishReason, ModelRequest, ModelResult, Progress, ToolCall, ToolCallDelta } from "./types.js";
 import { ClientAborted, callUpstream, parseJson, readSse } from "./upstream-http.js";
 
 export { ClientAborted } from "./upstream-http.js";
 export { providersMode, resolveRoute } from "./routing.js";
+export { checkModelOptions } from "./limits.js";
+export { estimateTokens, imageCount, messageText, IMAGE_HOLD_TOKENS } from "./mapping.js";
 export type * from "./types.js";
 
 /**
- * Calls the model behind a gateway model id. Streams deltas through `onDelta` when `stream`;
- * keeps `progress` current so an aborted call can still be saved and billed. Throws AppError
- * upstream_* on failure, ClientAborted when `signal` fired.
+ * Calls the model behind a gateway model id. Streams text through `onDelta` and function-call
+ * pieces through `onToolCall` when `stream`; keeps `progress` current so an aborted call can still
+ * be saved and billed. Throws AppError upstream_* on failure (invalid_request_error for an upstream
+ * 4xx), ClientAborted when `signal` fired.
  */
 export async function callModel(config: Config, metrics: Metrics | undefined, req: ModelRequest, options: CallOptions): Promise<ModelResult> {
   const route = resolveRoute(config, req.model);
-  const progress: Progress = options.progress ?? { text: "", emitted: false };
+  const progress: Progress = options.progress ?? { text: "", toolCalls: [], emitted: false };
   const opts = { ...options, progress };
   if (route.kind === "simulator") {
     const result = await simulate(req, opts);
@@ -35,6 +38,21 @@ export async function callModel(config: Config, metrics: Metrics | undefined, re
     progress.emitted = true;
     options.onDelta?.(text);
   };
+  // parallel_tool_calls: false on a provider without such a switch: the first call is kept.
+  const single = req.parallelToolCalls === false;
+  const emitTool = (d: ToolCallDelta) => {
+    if (single && d.index > 0) return;
+    let call = progress.toolCalls[d.index];
+    if (!call) call = progress.toolCalls[d.index] = { id: d.id ?? "", name: d.name ?? "", arguments: "" };
+    if (d.id) call.id = d.id;
+    if (d.name) call.name = d.name;
+    call.arguments += d.arguments;
+    progress.emitted = true;
+    options.onToolCall?.(d);
+  };
+  const emitWhole = (calls: ToolCall[] | undefined) => {
+    for (const c of calls ?? []) emitTool({ index: progress.toolCalls.length, id: c.id, name: c.name, arguments: c.arguments });
+  };
   const setUsage = (prompt: number | undefined, completion: number | undefined) => {
     if (prompt !== undefined) progress.promptTokens = prompt;
     if (completion !== undefined) progress.completionTokens = completion;
@@ -45,6 +63,7 @@ export async function callModel(config: Config, metrics: Metrics | undefined, re
     url,
     headers,
     body,
+    secrets: route.apiKey ? [route.apiKey] : [],
     timeoutMs: config.providers.timeoutMs,
     maxRetries: config.providers.maxRetries,
     signal: options.signal,
@@ -53,56 +72,61 @@ export async function callModel(config: Config, metrics: Metrics | undefined, re
     handle: async (res) => {
       // A retried attempt starts from scratch (nothing was emitted, or we would not retry).
       progress.text = "";
+      progress.toolCalls = [];
       if (!options.stream) {
         const text = await res.text();
-        if (route.kind === "provider_a") {
-          const r = parseProviderAResponse(text);
-          progress.text = r.text;
-          finishReason = r.finishReason;
-          setUsage(r.promptTokens, r.completionTokens);
-        } else if (route.kind === "provider_b") {
-          const r = parseProviderBResponse(parseJson(text, route.kind));
-          progress.text = r.text;
-          finishReason = r.finishReason;
-          setUsage(r.promptTokens, r.completionTokens);
-        } else {
-          const r = parseOpenAiChunk(parseJson(text, route.kind));
-          progress.text = r.text;
-          finishReason = r.finishReason;
-          setUsage(r.promptTokens, r.completionTokens);
-        }
+        const r =
+          route.kind === "provider_a"
+            ? parseProviderAResponse(text)
+            : route.kind === "provider_b"
+              ? parseProviderBResponse(parseJson(text, route.kind))
+              : parseOpenAiChunk(parseJson(text, route.kind));
+        progress.text = r.text;
+        progress.toolCalls = single ? (r.toolCalls ?? []).slice(0, 1) : (r.toolCalls ?? []);
+        finishReason = r.finishReason;
+        setUsage(r.promptTokens, r.completionTokens);
         return;
       }
-      if (!res.body) throw new AppError("upstream_error", `The ${route.kind} upstream sent no body`);
       const bState: ProviderBStreamState = { done: false };
       for await (const ev of readSse(res.body)) {
         if (route.kind === "provider_b") {
-          emit(applyProviderBEvent(bState, ev.event, parseJson(ev.data, route.kind)));
+          emit(applyProviderBEvent(bState, ev.event, parseJson(ev.data, route.kind), emitTool));
           if (bState.finishReason) finishReason = bState.finishReason;
           setUsage(bState.promptTokens, bState.completionTokens);
           if (bState.done) break;
-        } else {
-          if (ev.data === "[DONE]") break;
-          const data = parseJson(ev.data, route.kind);
-          if (data?.error) throw new AppError("upstream_error", `The ${route.kind} upstream reported an error mid-stream`);
-          const r = route.kind === "provider_a" ? parseProviderAChunk(data) : parseOpenAiChunk(data);
+          continue;
+        }
+        if (ev.data === "[DONE]") break;
+        const data = parseJson(ev.data, route.kind);
+        if (data?.error) {
+          const message = typeof data.error?.message === "string" ? `: ${data.error.message.slice(0, 300)}` : "";
+          throw new AppError("upstream_error", `The ${route.kind} upstream reported an error mid-stream${message}`);
+        }
+        if (route.kind === "provider_a") {
+          const r = parseProviderAChunk(data);
           emit(r.text);
+          emitWhole(r.toolCalls);
+          if (r.finishReason) finishReason = r.finishReason;
+          setUsage(r.promptTokens, r.completionTokens);
+        } else {
+          const r = parseOpenAiChunk(data);
+          emit(r.text);
+          for (const d of r.toolDeltas ?? []) emitTool(d);
           if (r.finishReason) finishReason = r.finishReason;
           setUsage(r.promptTokens, r.completionTokens);
         }
       }
     },
-  }).catch((err) => {
-    // A stream that broke after the first byte cannot be retried; surface it as a plain upstream error.
-    if (err instanceof AppError || err instanceof ClientAborted) throw err;
-    throw new AppError("upstream_error", `The ${route.kind} upstream stream failed`);
   });
+  const toolCalls = progress.toolCalls.filter(Boolean);
+  if (toolCalls.length && (finishReason === undefined || finishReason === "stop")) finishReason = "tool_calls";
   return {
     content: progress.text,
+    toolCalls,
     finishReason: finishReason ?? "stop",
     usage: {
-      promptTokens: progress.promptTokens ?? estimateTokens(req.messages.map((m) => m.content).join("\n")),
-      completionTokens: progress.completionTokens ?? estimateTokens(progress.text),
+      promptTokens: progress.promptTokens ?? estimateTokens(req.messages.map(messageText).join("\n")),
+      completionTokens: progress.completionTokens ?? estimateTokens(progress.text + toolCalls.map((c) => c.name + c.arguments).join("")),
     },
   };
 }

@@ -1,20 +1,99 @@
 import { AppError } from "../errors/app-error.js";
-import { geminiFinishReason, splitSystem } from "./mapping.js";
-import type { FinishReason, ModelRequest } from "./types.js";
+import { randomBase62 } from "../infra/ids.js";
+import { argumentsObject, conversation, geminiFinishReason, parseDataUrl, pushText, toolNameFor } from "./mapping.js";
+import type { ChatMessage, FinishReason, ModelRequest, ToolCall } from "./types.js";
 import { parseJson } from "./upstream-http.js";
 
-/** Gemini-style generateContent: system → systemInstruction, assistant → model, merged turns. */
+/**
+ * Gemini-style generateContent (https://ai.google.dev/api/generate-content): system →
+ * systemInstruction, assistant → model, tool calls → functionCall parts, tool results →
+ * functionResponse parts in a user turn, images → inlineData, tools → functionDeclarations with
+ * toolConfig, structured output → responseMimeType + responseJsonSchema.
+ */
+type Part = Record<string, unknown>;
+const textOf = (p: Part) => (typeof p.text === "string" && Object.keys(p).length === 1 ? p.text : undefined);
+const textPart = (text: string): Part => ({ text });
+
+/** FunctionResponse.response: "Use "output" key to specify function output"; a JSON object result goes as is. */
+function toolResponse(content: string): Record<string, unknown> {
+  try {
+    const v = JSON.parse(content);
+    if (typeof v === "object" && v !== null && !Array.isArray(v)) return v;
+  } catch {
+    /* plain text */
+  }
+  return { output: content };
+}
+
+function partsOf(messages: ChatMessage[], all: ChatMessage[], offset: number): Part[] {
+  const parts: Part[] = [];
+  messages.forEach((m, k) => {
+    if (m.role === "tool") {
+      parts.push({ functionResponse: { name: toolNameFor(all, offset + k), response: toolResponse(m.content) } });
+      return;
+    }
+    if (m.parts) {
+      for (const p of m.parts) {
+        if (p.type === "text") pushText(parts, p.text, textPart, textOf);
+        else {
+          const data = parseDataUrl(p.url);
+          if (!data) throw new AppError("invalid_request_error", "provider_a models take images as data URLs only (data:image/…;base64,…)", { param: "image_url" });
+          parts.push({ inlineData: { mimeType: data.mimeType, data: data.data } });
+        }
+      }
+    } else pushText(parts, m.content, textPart, textOf);
+    for (const c of m.toolCalls ?? []) parts.push({ functionCall: { name: c.name, args: argumentsObject(c.arguments) } });
+  });
+  // Gemini rejects a turn without parts (e.g. an assistant turn that was only an empty answer).
+  if (parts.length === 0) parts.push({ text: "" });
+  return parts;
+}
+
 export function providerARequest(req: ModelRequest): Record<string, unknown> {
-  const { system, turns } = splitSystem(req.messages);
+  const { system, turns } = conversation(req.messages);
+  const nonSystem = req.messages.filter((m) => m.role !== "system");
   const generationConfig: Record<string, unknown> = { maxOutputTokens: req.maxTokens };
   if (req.temperature !== undefined) generationConfig.temperature = req.temperature;
   if (req.topP !== undefined) generationConfig.topP = req.topP;
   if (req.stop?.length) generationConfig.stopSequences = req.stop;
-  return {
+  if (req.presencePenalty !== undefined) generationConfig.presencePenalty = req.presencePenalty;
+  if (req.frequencyPenalty !== undefined) generationConfig.frequencyPenalty = req.frequencyPenalty;
+  if (req.seed !== undefined) generationConfig.seed = req.seed;
+  const rf = req.responseFormat;
+  if (rf?.type === "json_object") generationConfig.responseMimeType = "application/json";
+  if (rf?.type === "json_schema") {
+    generationConfig.responseMimeType = "application/json";
+    generationConfig.responseJsonSchema = rf.schema;
+  }
+  let offset = 0;
+  const contents = turns.map((t) => {
+    const parts = partsOf(t.messages, nonSystem, offset);
+    offset += t.messages.length;
+    return { role: t.role === "assistant" ? "model" : "user", parts };
+  });
+  const body: Record<string, unknown> = {
     ...(system !== undefined ? { systemInstruction: { parts: [{ text: system }] } } : {}),
-    contents: turns.map((t) => ({ role: t.role === "assistant" ? "model" : "user", parts: [{ text: t.content }] })),
+    contents,
     generationConfig,
   };
+  if (req.tools?.length) {
+    body.tools = [
+      {
+        functionDeclarations: req.tools.map((t) => ({
+          name: t.name,
+          ...(t.description ? { description: t.description } : {}),
+          // parametersJsonSchema takes full JSON Schema (additionalProperties, $defs…), as OpenAI clients send it.
+          ...(t.parameters ? { parametersJsonSchema: t.parameters } : {}),
+        })),
+      },
+    ];
+    const c = req.toolChoice ?? "auto";
+    body.toolConfig = {
+      functionCallingConfig:
+        typeof c === "object" ? { mode: "ANY", allowedFunctionNames: [c.name] } : { mode: c === "required" ? "ANY" : c === "none" ? "NONE" : "AUTO" },
+    };
+  }
+  return body;
 }
 
 export function providerAPath(upstreamModel: string, stream: boolean): string {
@@ -24,6 +103,8 @@ export function providerAPath(upstreamModel: string, stream: boolean): string {
 
 export interface ParsedAChunk {
   text: string;
+  /** Whole function calls: Gemini sends each call complete in one chunk. */
+  toolCalls?: ToolCall[];
   finishReason: FinishReason | undefined;
   promptTokens: number | undefined;
   completionTokens: number | undefined;
@@ -32,11 +113,21 @@ export interface ParsedAChunk {
 /** One GenerateContentResponse (a whole answer, or one SSE chunk of a stream). */
 export function parseProviderAChunk(body: any): ParsedAChunk {
   const candidate = body?.candidates?.[0];
-  const text = (candidate?.content?.parts ?? [])
+  const parts: any[] = candidate?.content?.parts ?? [];
+  const text = parts
     .filter((p: any) => typeof p?.text === "string" && !p.thought)
     .map((p: any) => p.text as string)
     .join("");
+  const calls: ToolCall[] = parts
+    .filter((p: any) => p?.functionCall && typeof p.functionCall.name === "string")
+    .map((p: any) => ({
+      id: typeof p.functionCall.id === "string" && p.functionCall.id ? p.functionCall.id : `call_${randomBase62(24)}`,
+      name: p.functionCall.name,
+      arguments: JSON.stringify(p.functionCall.args ?? {}),
+    }));
   let finishReason = geminiFinishReason(candidate?.finishReason);
+  // Gemini ends a function-calling answer with STOP; OpenAI clients run their tools on "tool_calls".
+  if (finishReason === "stop" && calls.length) finishReason = "tool_calls";
   if (!candidate && body?.promptFeedback?.blockReason) finishReason = "content_filter";
   const u = body?.usageMetadata;
   const prompt = typeof u?.promptTokenCount === "number" ? u.promptTokenCount : undefined;
@@ -44,7 +135,7 @@ export function parseProviderAChunk(body: any): ParsedAChunk {
   // Thinking models count thoughts separately; the total is what is billed.
   if (completion === undefined && typeof u?.totalTokenCount === "number" && prompt !== undefined) completion = u.totalTokenCount - prompt;
   if (completion !== undefined && typeof u?.thoughtsTokenCount === "number") completion += u.thoughtsTokenCount;
-  return { text, finishReason, promptTokens: prompt, completionTokens: completion };
+  return { text, ...(calls.length ? { toolCalls: calls } : {}), finishReason, promptTokens: prompt, completionTokens: completion };
 }
 
 export function parseProviderAResponse(text: string): ParsedAChunk {

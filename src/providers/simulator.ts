@@ -1,4 +1,4 @@
-import { estimateTokens } from "./mapping.js";
+import { estimateTokens, messageText } from "./mapping.js";
 import type { CallOptions, ModelRequest, ModelResult } from "./types.js";
 
 /**
@@ -18,7 +18,7 @@ export async function simulate(req: ModelRequest, options: CallOptions): Promise
     finishReason = "length";
   }
   const progress = options.progress;
-  const prompt = estimateTokens(req.messages.map((m) => m.content).join("\n"));
+  const prompt = estimateTokens(req.messages.map(messageText).join("\n"));
   if (progress) progress.promptTokens = prompt;
   if (options.stream) {
     for (const word of reply.split(/(?<= )/)) {
@@ -31,5 +31,5 @@ export async function simulate(req: ModelRequest, options: CallOptions): Promise
       await new Promise((r) => setImmediate(r));
     }
   } else if (progress) progress.text = reply;
-  return { content: reply, finishReason, usage: { promptTokens: prompt, completionTokens: estimateTokens(reply) } };
+  return { content: reply, toolCalls: [], finishReason, usage: { promptTokens: prompt, completionTokens: estimateTokens(reply) } };
 }

@@ -1,17 +1,23 @@
 import http, { type IncomingMessage } from "node:http";
 import https from "node:https";
+import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { AppError } from "../errors/app-error.js";
 
 /**
  * The upstream HTTP call: bounded retries with backoff for connect errors, 429 and 5xx, a
- * per-attempt timeout, and mapping of what is left to 502/503/504. Retrying is only safe before
- * anything reached the client, so `canRetry()` is asked before each new attempt.
+ * per-attempt idle timeout (reset by every byte of the answer, so a long stream is never cut),
+ * and mapping of what is left to 502/503/504. Retrying is only safe before anything reached the
+ * client, so `canRetry()` is asked before each new attempt. An upstream 4xx is the request's
+ * fault: 400 with the provider's own message (credentials removed) and no retry.
  */
 export interface UpstreamCall {
   provider: string;
   url: string;
   headers: Record<string, string>;
   body: unknown;
+  /** Removed from any upstream text passed on to the client. */
+  secrets?: string[];
+  /** The longest wait for the first byte, or between two bytes, of an answer. */
   timeoutMs: number;
   maxRetries: number;
   signal?: AbortSignal;
@@ -75,12 +81,13 @@ const agents = {
  * response, which would also destroy the keep-alive connection (Readable's own async iterator
  * does that).
  */
-async function* chunksOf(res: IncomingMessage): AsyncGenerator<Uint8Array> {
+async function* chunksOf(res: IncomingMessage, onActivity: () => void): AsyncGenerator<Uint8Array> {
   const queue: Buffer[] = [];
   let ended = false;
   let failure: Error | undefined;
   let wake: (() => void) | undefined;
   const onData = (c: Buffer) => {
+    onActivity();
     queue.push(c);
     wake?.();
   };
@@ -119,10 +126,10 @@ async function* chunksOf(res: IncomingMessage): AsyncGenerator<Uint8Array> {
   }
 }
 
-function wrap(res: IncomingMessage): UpstreamResponse {
+function wrap(res: IncomingMessage, onActivity: () => void): UpstreamResponse {
   const status = res.statusCode ?? 0;
   const body = {
-    [Symbol.asyncIterator]: () => chunksOf(res),
+    [Symbol.asyncIterator]: () => chunksOf(res, onActivity),
     cancel: async () => {
       res.resume();
     },
@@ -138,14 +145,17 @@ function wrap(res: IncomingMessage): UpstreamResponse {
     },
     text: async () => {
       const chunks: Buffer[] = [];
-      for await (const c of res) chunks.push(c as Buffer);
+      for await (const c of res) {
+        onActivity();
+        chunks.push(c as Buffer);
+      }
       return chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8");
     },
     body,
   };
 }
 
-function post(url: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<UpstreamResponse> {
+function post(url: string, headers: Record<string, string>, body: string, signal: AbortSignal, onActivity: () => void): Promise<UpstreamResponse> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
     const agent = agents[u.protocol as keyof typeof agents];
@@ -153,7 +163,10 @@ function post(url: string, headers: Record<string, string>, body: string, signal
     const req = (u.protocol === "https:" ? https : http).request(
       u,
       { method: "POST", agent, signal, headers: { ...headers, "content-length": String(Buffer.byteLength(body)) } },
-      (res) => resolve(wrap(res)),
+      (res) => {
+        onActivity();
+        resolve(wrap(res, onActivity));
+      },
     );
     req.on("error", reject);
     req.end(body);
@@ -165,6 +178,36 @@ function retryAfter(res: UpstreamResponse): number | undefined {
   if (!v) return undefined;
   const s = Number(v);
   return Number.isFinite(s) ? s * 1000 : undefined;
+}
+
+/** The provider's error message: Anthropic {error:{message}}, Gemini {error:{message,status}}, OpenAI {error:{message}}. */
+function providerMessage(text: string): string | undefined {
+  try {
+    const body = JSON.parse(text);
+    const m = body?.error?.message ?? body?.message;
+    return typeof m === "string" && m.length > 0 ? m : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * An upstream 4xx. 401/403 mean the gateway's own credentials or configuration are wrong: the
+ * client cannot fix that (502, no upstream text). Anything else is the request's fault: 400 with
+ * the provider's message, credentials removed, and `x-should-retry: false` so SDKs stop retrying.
+ */
+async function rejection(call: UpstreamCall, res: UpstreamResponse): Promise<AppError> {
+  const text = await res.text().catch(() => "");
+  if (res.status === 401 || res.status === 403) {
+    return new AppError("upstream_error", `The ${call.provider} upstream refused the gateway's credentials (HTTP ${res.status})`, { details: { upstream_status: res.status } });
+  }
+  let message = providerMessage(text.slice(0, 100_000)) ?? `HTTP ${res.status}`;
+  for (const s of call.secrets ?? []) if (s) message = message.split(s).join("[redacted]");
+  message = message.replace(/\b(key|token|secret|authorization)=([^&\s]+)/gi, "$1=[redacted]").slice(0, 1000);
+  return new AppError("invalid_request_error", `The ${call.provider} upstream rejected the request: ${message}`, {
+    headers: { "x-should-retry": "false" },
+    details: { upstream_status: res.status },
+  });
 }
 
 export async function callUpstream(call: UpstreamCall): Promise<void> {
@@ -180,26 +223,28 @@ export async function callUpstream(call: UpstreamCall): Promise<void> {
     const ctl = new AbortController();
     const signal = ctl.signal;
     const timeout = { aborted: false };
-    const timer = setTimeout(() => {
+    const fire = () => {
       timeout.aborted = true;
       ctl.abort();
-    }, call.timeoutMs);
+    };
+    const timer = setTimeout(fire, call.timeoutMs);
+    // Idle, not total: each chunk of the answer restarts the clock.
+    const onActivity = () => {
+      if (!timeout.aborted) timer.refresh();
+    };
     const onClientAbort = () => ctl.abort();
     call.signal?.addEventListener("abort", onClientAbort, { once: true });
     const started = performance.now();
     const observe = (outcome: string) => call.observe?.(outcome, (performance.now() - started) / 1000);
     try {
-      const res = await post(call.url, { "content-type": "application/json", ...call.headers }, JSON.stringify(call.body), signal);
+      const res = await post(call.url, { "content-type": "application/json", ...call.headers }, JSON.stringify(call.body), signal, onActivity);
       if (res.status === 429 || res.status >= 500) {
         await res.body?.cancel().catch(() => {});
         throw new RetryableStatus(res.status, retryAfter(res));
       }
       if (!res.ok) {
-        await res.body?.cancel().catch(() => {});
         observe("error");
-        // A 4xx from upstream is our request's fault or a config problem: not retryable, and its
-        // body (which may echo the prompt) is not passed on.
-        throw new AppError("upstream_error", `The ${call.provider} upstream rejected the request (HTTP ${res.status})`, { details: { upstream_status: res.status } });
+        throw await rejection(call, res);
       }
       await call.handle(res, signal);
       observe("ok");
@@ -212,7 +257,7 @@ export async function callUpstream(call: UpstreamCall): Promise<void> {
       if (err instanceof AppError) throw err;
       if (timeout.aborted) {
         observe("timeout");
-        lastError = new AppError("upstream_timeout", `The ${call.provider} upstream did not answer within ${call.timeoutMs} ms`);
+        lastError = new AppError("upstream_timeout", `The ${call.provider} upstream sent nothing for ${call.timeoutMs} ms`);
       } else if (err instanceof RetryableStatus) {
         observe(String(err.status));
         lastError =
@@ -232,32 +277,21 @@ export async function callUpstream(call: UpstreamCall): Promise<void> {
   throw lastError ?? new AppError("upstream_error", `The ${call.provider} upstream failed`);
 }
 
-/** Server-Sent Events from a response body: yields `{ event, data }` per event. */
-export async function* readSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<{ event: string | undefined; data: string }> {
+/**
+ * Server-Sent Events from a response body: yields `{ event, data }` per event. Parsed by
+ * eventsource-parser (the spec's line, comment and field rules, split chunks, CRLF).
+ */
+export async function* readSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<EventSourceMessage> {
   const decoder = new TextDecoder();
-  let buffer = "";
+  const events: EventSourceMessage[] = [];
+  const parser = createParser({ onEvent: (e) => events.push(e) });
   for await (const chunk of body) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let sep: RegExpExecArray | null;
-    while ((sep = /\r?\n\r?\n/.exec(buffer))) {
-      const raw = buffer.slice(0, sep.index);
-      buffer = buffer.slice(sep.index + sep[0].length);
-      const parsed = parseEvent(raw);
-      if (parsed) yield parsed;
-    }
+    parser.feed(decoder.decode(chunk, { stream: true }));
+    while (events.length) yield events.shift()!;
   }
-  const tail = parseEvent(buffer + decoder.decode());
-  if (tail) yield tail;
-}
-
-function parseEvent(raw: string): { event: string | undefined; data: string } | undefined {
-  let event: string | undefined;
-  const data: string[] = [];
-  for (const line of raw.split(/\r?\n/)) {
-    if (line.startsWith("event:")) event = line.slice(6).trim();
-    else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
-  }
-  return data.length ? { event, data: data.join("\n") } : undefined;
+  // A last event without its blank line still counts (some servers end the body right after it).
+  parser.feed(`${decoder.decode()}\n\n`);
+  while (events.length) yield events.shift()!;
 }
 
 export function parseJson(text: string, provider: string): any {

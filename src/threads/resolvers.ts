@@ -1,8 +1,12 @@
-import { Arg, Ctx, Field, ID, ObjectType, Query, Resolver } from "type-graphql";
+import { Arg, Args, Ctx, Field, FieldResolver, ID, Int, ObjectType, Query, Resolver, Root } from "type-graphql";
+import { AgentType } from "../agents/types.js";
+import { connectionComplexity, connectionOf, pageSize, PageArgs, type Connection } from "../graphql/connection.js";
 import { accountOf, type GraphQLContext } from "../graphql/context.js";
+import { allMessages, findThread, pageAgentThreads, pageMessages } from "./queries.js";
 
 @ObjectType("ThreadMessage")
 export class ThreadMessageType {
+  @Field(() => Int, { description: "Position in the thread, from 1" }) seq!: number;
   @Field(() => String) role!: string;
   @Field(() => String) content!: string;
   @Field(() => Date) createdAt!: Date;
@@ -12,22 +16,43 @@ export class ThreadMessageType {
 export class ThreadType {
   @Field(() => ID) id!: string;
   @Field(() => ID) agentId!: string;
-  @Field(() => [ThreadMessageType]) messages!: ThreadMessageType[];
   @Field(() => Date) createdAt!: Date;
   @Field(() => Date) updatedAt!: Date;
+  accountId!: string;
 }
+
+const ThreadMessageConnection = connectionOf("ThreadMessage", ThreadMessageType);
+const ThreadConnection = connectionOf("Thread", ThreadType);
+const message = (m: ThreadMessageType) => Object.assign(new ThreadMessageType(), m);
 
 @Resolver(() => ThreadType)
 export class ThreadResolver {
   @Query(() => ThreadType, { nullable: true, description: "A thread of the caller's account; null when unknown or foreign" })
   async thread(@Arg("id", () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<ThreadType | null> {
-    const pool = ctx.runtime.pool;
-    const { rows } = await pool.query<{ id: string; agentId: string; createdAt: Date; updatedAt: Date }>(
-      `select id, agent_id as "agentId", created_at as "createdAt", updated_at as "updatedAt" from threads where id = $1 and account_id = $2`,
-      [id, accountOf(ctx)],
-    );
-    if (!rows[0]) return null;
-    const messages = await pool.query<ThreadMessageType>(`select role, content, created_at as "createdAt" from messages where thread_id = $1 order by seq`, [id]);
-    return Object.assign(new ThreadType(), rows[0], { messages: messages.rows.map((m) => Object.assign(new ThreadMessageType(), m)) });
+    const accountId = accountOf(ctx);
+    const row = await findThread(ctx.runtime.pool, accountId, id);
+    return row ? Object.assign(new ThreadType(), row, { accountId }) : null;
+  }
+
+  @FieldResolver(() => [ThreadMessageType], { description: "Every message, in order (for long threads, page with messagesConnection)" })
+  async messages(@Root() thread: ThreadType, @Ctx() ctx: GraphQLContext): Promise<ThreadMessageType[]> {
+    return (await allMessages(ctx.runtime.pool, thread.id)).map(message);
+  }
+
+  @FieldResolver(() => ThreadMessageConnection, { description: "The messages in order, a page at a time", complexity: connectionComplexity })
+  async messagesConnection(@Root() thread: ThreadType, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: GraphQLContext): Promise<Connection<ThreadMessageType>> {
+    const conn = await pageMessages(ctx.runtime.pool, thread.id, pageSize(page.first), page.after);
+    return { ...conn, edges: conn.edges.map((e) => ({ cursor: e.cursor, node: message(e.node) })) };
+  }
+}
+
+/** Adds `Agent.threads` without touching the agents module. */
+@Resolver(() => AgentType)
+export class AgentThreadsResolver {
+  @FieldResolver(() => ThreadConnection, { description: "The agent's threads, newest first", complexity: connectionComplexity })
+  async threads(@Root() agent: AgentType, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: GraphQLContext): Promise<Connection<ThreadType>> {
+    const accountId = accountOf(ctx);
+    const conn = await pageAgentThreads(ctx.runtime.pool, accountId, agent.id, pageSize(page.first), page.after);
+    return { ...conn, edges: conn.edges.map((e) => ({ cursor: e.cursor, node: Object.assign(new ThreadType(), e.node, { accountId }) })) };
   }
 }

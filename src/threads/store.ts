@@ -57,11 +57,11 @@ export async function leaseThread(
   pool: pg.Pool,
   a: { threadId: string; accountId: string; agentId: string; leaseMs: number },
 ): Promise<{ messageCount: number; history: ChatMessage[] }> {
-  const { rows } = await pool.query<{ message_count: number; role: string | null; content: string | null }>(
+  const { rows } = await pool.query<{ message_count: number; role: string | null; content: string | null; data: MessageData | null }>(
     `with l as (update threads set busy_until = now() + make_interval(secs => $4::double precision / 1000)
                  where id = $1 and account_id = $2 and agent_id = $3 and (busy_until is null or busy_until < now())
                  returning id, message_count)
-     select l.message_count, m.role, m.content from l left join messages m on m.thread_id = l.id order by m.seq`,
+     select l.message_count, m.role, m.content, m.data from l left join messages m on m.thread_id = l.id order by m.seq`,
     [a.threadId, a.accountId, a.agentId, a.leaseMs],
   );
   if (rows.length === 0) {
@@ -70,8 +70,20 @@ export async function leaseThread(
     throw new AppError("thread_not_found", `Thread ${a.threadId} not found`, { param: "thread_id" });
   }
   const history: ChatMessage[] = [];
-  for (const r of rows) if (r.role !== null) history.push({ role: r.role as ChatMessage["role"], content: r.content ?? "" });
+  for (const r of rows) if (r.role !== null) history.push({ role: r.role as ChatMessage["role"], content: r.content ?? "", ...r.data });
   return { messageCount: rows[0]!.message_count, history };
+}
+
+/** What a message has beyond role and text (tool calls, the call a tool result answers, image parts), kept as JSON. */
+type MessageData = Pick<ChatMessage, "parts" | "toolCalls" | "toolCallId">;
+
+function messageData(m: ChatMessage): string | null {
+  if (!m.parts && !m.toolCalls?.length && !m.toolCallId) return null;
+  const data: MessageData = {};
+  if (m.parts) data.parts = m.parts;
+  if (m.toolCalls?.length) data.toolCalls = m.toolCalls;
+  if (m.toolCallId) data.toolCallId = m.toolCallId;
+  return JSON.stringify(data);
 }
 
 /**
@@ -87,8 +99,9 @@ export async function finishTurn(
     name: "thread-finish-turn",
     text: `with r as (update accounts set balance_micros = balance_micros + $2 where id = $1 and $2::bigint > 0 returning id),
           l as (insert into ledger_entries (account_id, amount_micros, kind, reference, created_at) select $1, $2::bigint, 'hold_release', $3, now() from r),
-          m as (insert into messages (thread_id, seq, role, content, created_at)
-                select $4, $5::int + x.ord::int, x.role, x.content, now() from unnest($6::text[], $7::text[]) with ordinality as x(role, content, ord))
+          m as (insert into messages (thread_id, seq, role, content, data, created_at)
+                select $4, $5::int + x.ord::int, x.role, x.content, x.data::jsonb, now()
+                  from unnest($6::text[], $7::text[], $9::text[]) with ordinality as x(role, content, data, ord))
      update threads set busy_until = null, message_count = message_count + $8, updated_at = now() where id = $4`,
     values: [
       a.accountId,
@@ -99,6 +112,7 @@ export async function finishTurn(
       a.messages.map((m) => m.role),
       a.messages.map((m) => m.content),
       a.messages.length,
+      a.messages.map(messageData),
     ],
   });
 }

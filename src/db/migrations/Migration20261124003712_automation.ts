@@ -1,8 +1,8 @@
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20261124002245_automation extends Migration {
+export class Migration20261124003712_automation extends Migration {
 
-  override name = 'Migration20261124002245_automation';
+  override name = 'Migration20261124003712_automation';
 
   override up(): void | Promise<void> {
     this.addSql(`create table "agent_secrets" ("agent_id" varchar(255) not null, "name" varchar(100) not null, "sealed_value" text not null, "created_at" timestamptz not null default now(), "updated_at" timestamptz not null, primary key ("agent_id", "name"));`);

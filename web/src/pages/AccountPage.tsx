@@ -1,6 +1,7 @@
 import { useEffect, useId, useState, type FormEvent } from "react";
-import { api } from "./api";
-import { ErrorBox, useAsync } from "./ui";
+import { api } from "../api";
+import { ErrorBox } from "../components/ErrorBox";
+import { useAsync } from "../hooks/useAsync";
 
 /** Account settings: payload retention and the relaxed signature-timestamp rule (spec 5.2 rule 3). */
 export function AccountPage({ onSaved }: { onSaved: () => Promise<void> }) {

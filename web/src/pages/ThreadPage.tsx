@@ -1,5 +1,8 @@
-import { api } from "./api";
-import { Empty, ErrorBox, Time, useAsync } from "./ui";
+import { api } from "../api";
+import { Empty } from "../components/Empty";
+import { ErrorBox } from "../components/ErrorBox";
+import { Time } from "../components/Time";
+import { useAsync } from "../hooks/useAsync";
 
 export function ThreadPage({ id }: { id: string }) {
   const { data: thread, error, loading } = useAsync(() => api.thread(id), [id]);

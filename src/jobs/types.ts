@@ -1,0 +1,64 @@
+import { Field, ID, Int, ObjectType, registerEnumType } from "type-graphql";
+import { GraphQLJSON } from "graphql-scalars";
+import { formatUsd } from "../infra/money.js";
+import type { JobRow, JobStatusEvent } from "./store.js";
+
+export enum JobStatusEnum {
+  QUEUED = "queued",
+  RUNNING = "running",
+  DONE = "done",
+  FAILED = "failed",
+}
+registerEnumType(JobStatusEnum, { name: "JobStatus", description: "queued → running → done | failed" });
+
+const toStatus = (s: string) => s as JobStatusEnum;
+
+@ObjectType("Job", { description: "One agent run started by a webhook" })
+export class JobType {
+  @Field(() => ID) id!: string;
+  @Field(() => JobStatusEnum) status!: JobStatusEnum;
+  @Field(() => ID, { nullable: true }) triggerId!: string | null;
+  @Field(() => ID) agentId!: string;
+  @Field(() => ID, { nullable: true }) threadId!: string | null;
+  @Field(() => GraphQLJSON, { nullable: true }) result!: unknown;
+  @Field(() => String, { nullable: true }) error!: string | null;
+  @Field(() => Int) attempts!: number;
+  @Field(() => String, { description: "USD spent on model calls, decimal string" }) cost!: string;
+  @Field(() => [String]) logs!: string[];
+  @Field(() => Date) createdAt!: Date;
+  @Field(() => Date, { nullable: true }) startedAt!: Date | null;
+  @Field(() => Date, { nullable: true }) finishedAt!: Date | null;
+
+  static from(job: JobRow): JobType {
+    return Object.assign(new JobType(), {
+      id: job.id,
+      status: toStatus(job.status),
+      triggerId: job.triggerId,
+      agentId: job.agentId,
+      threadId: job.threadId,
+      result: job.result ?? null,
+      error: job.error,
+      attempts: job.attempts,
+      cost: formatUsd(job.costMicros),
+      logs: job.logs ?? [],
+      createdAt: job.createdAt,
+      startedAt: job.startedAt,
+      finishedAt: job.finishedAt,
+    });
+  }
+}
+
+@ObjectType("JobStatusEvent")
+export class JobStatusEventType {
+  @Field(() => ID) jobId!: string;
+  @Field(() => ID, { nullable: true }) triggerId!: string | null;
+  @Field(() => ID) agentId!: string;
+  @Field(() => JobStatusEnum) status!: JobStatusEnum;
+  @Field(() => String, { nullable: true }) error!: string | null;
+  @Field(() => Int) attempts!: number;
+  @Field(() => Date) at!: Date;
+
+  static from(e: JobStatusEvent): JobStatusEventType {
+    return Object.assign(new JobStatusEventType(), { ...e, status: toStatus(e.status), at: new Date(e.at) });
+  }
+}

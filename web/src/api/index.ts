@@ -1,0 +1,17 @@
+import { accountApi } from "./account";
+import { agentsApi } from "./agents";
+import { jobsApi } from "./jobs";
+import { keysApi } from "./keys";
+import { threadsApi } from "./threads";
+import { triggersApi } from "./triggers";
+
+/** The console's one door to the server: every operation, grouped by capability in ./<name>.ts. */
+export const api = { ...accountApi, ...agentsApi, ...keysApi, ...triggersApi, ...jobsApi, ...threadsApi };
+
+export { ApiError, gql, onUnauthenticated } from "./client";
+export { followJob } from "./follow-job";
+export { DEFAULT_MODEL, MAX_PAYLOAD_BYTES, MODELS } from "./models";
+export { clearToken } from "./session";
+export { closeSocket, isSocketUp, onSocketState, subscribeJobs } from "./socket";
+export { getToken, setToken } from "./token";
+export type * from "./types";

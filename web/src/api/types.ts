@@ -1,0 +1,82 @@
+// The shapes the console reads from the GraphQL API.
+
+export type JobStatus = "QUEUED" | "RUNNING" | "DONE" | "FAILED";
+
+export interface Account {
+  id: string;
+  name: string;
+  balance: string;
+}
+export interface ApiKey {
+  id: string;
+  name: string;
+  prefix: string;
+  last4: string;
+  lastUsedAt: string | null;
+  createdAt: string;
+}
+export interface TriggerSummary {
+  id: string;
+  agentId: string;
+  description: string | null;
+  active: boolean;
+  webhookUrl: string;
+  createdAt: string;
+  agent?: { id: string; name: string } | null;
+}
+export interface Agent {
+  id: string;
+  name: string;
+  instructions: string;
+  defaultModel: string;
+  allowedModels: string[] | null;
+  kind: "AUTOMATION" | "CHAT";
+  script: string | null;
+  createdAt: string;
+  updatedAt: string;
+  apiKeys: ApiKey[];
+  triggers: TriggerSummary[];
+}
+export interface LogEntry {
+  jobId: string;
+  time: string;
+  status: JobStatus;
+  durationMs: number | null;
+  threadId: string | null;
+  error: string | null;
+}
+export interface Trigger extends TriggerSummary {
+  secret: string | null;
+  secretRequired: boolean;
+  logs: LogEntry[];
+}
+export interface Job {
+  id: string;
+  status: JobStatus;
+  triggerId: string | null;
+  agentId: string;
+  threadId: string | null;
+  result: unknown;
+  error: string | null;
+  attempts: number;
+  cost: string;
+  logs: string[];
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+export interface Thread {
+  id: string;
+  agentId: string;
+  createdAt: string;
+  messages: { role: string; content: string; createdAt: string }[];
+}
+
+export interface JobStatusEvent {
+  jobId: string;
+  status: JobStatus;
+  error: string | null;
+  triggerId: string | null;
+  agentId: string;
+  at: string;
+}

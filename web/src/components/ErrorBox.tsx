@@ -1,0 +1,8 @@
+export function ErrorBox({ error }: { error?: string | null }) {
+  if (!error) return null;
+  return (
+    <div className="error" role="alert">
+      {error}
+    </div>
+  );
+}

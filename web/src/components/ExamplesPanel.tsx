@@ -1,0 +1,123 @@
+import { useState } from "react";
+import type { Agent } from "../api";
+import { useRemembered } from "../hooks/useRemembered";
+import { setRemembered } from "../remembered";
+import { CopyButton } from "./CopyButton";
+import { Notice } from "./Notice";
+
+export function ExamplesPanel({ agent }: { agent: Agent }) {
+  const remembered = useRemembered(agent.id);
+  const base = `${window.location.origin}/api/v1`;
+  const key = remembered?.key ?? "a2a_YOUR_KEY";
+  const model = agent.defaultModel;
+  const [tab, setTab] = useState<"curl" | "python" | "node">("curl");
+  const examples = {
+    curl: `curl ${base}/chat/completions \\
+  -H "Authorization: Bearer ${key}" \\
+  -H "Content-Type: application/json" \\
+  -d '{
+    "model": "${model}",
+    "messages": [{"role": "user", "content": "Hello!"}]
+  }'
+
+# Continue the conversation: send back the "thread_id" from the response
+curl ${base}/chat/completions \\
+  -H "Authorization: Bearer ${key}" \\
+  -H "Content-Type: application/json" \\
+  -d '{"model": "${model}", "thread_id": "THREAD_ID", "messages": [{"role": "user", "content": "And then?"}]}'`,
+    python: `# pip install openai
+from openai import OpenAI
+
+client = OpenAI(base_url="${base}", api_key="${key}")
+
+first = client.chat.completions.create(
+    model="${model}",
+    messages=[{"role": "user", "content": "Hello!"}],
+)
+print(first.choices[0].message.content)
+thread_id = first.model_extra["thread_id"]
+
+# Continue the same thread
+second = client.chat.completions.create(
+    model="${model}",
+    messages=[{"role": "user", "content": "And then?"}],
+    extra_body={"thread_id": thread_id},
+)
+print(second.choices[0].message.content)`,
+    node: `// npm install openai
+import OpenAI from "openai";
+
+const client = new OpenAI({ baseURL: "${base}", apiKey: "${key}" });
+
+const first = await client.chat.completions.create({
+  model: "${model}",
+  messages: [{ role: "user", content: "Hello!" }],
+});
+console.log(first.choices[0].message.content);
+const threadId = first.thread_id;
+
+// Continue the same thread (thread_id is a top-level body field)
+const second = await client.chat.completions.create({
+  model: "${model}",
+  messages: [{ role: "user", content: "And then?" }],
+  // @ts-expect-error thread_id is an Agent Gateway extension
+  thread_id: threadId,
+});
+console.log(second.choices[0].message.content);`,
+  };
+  const labels = { curl: "curl", python: "Python (openai)", node: "Node.js (openai)" } as const;
+  return (
+    <section className="panel" id="examples" aria-labelledby="examples-h">
+      <h2 id="examples-h">Code examples</h2>
+      <p className="help">
+        Base URL <code>{base}</code>, model <code>{model}</code>
+        {agent.allowedModels ? <> (allowed: {agent.allowedModels.join(", ")})</> : null}.
+      </p>
+      {remembered ? (
+        <Notice>
+          Using the key “{remembered.name}” ({remembered.prefix}…) remembered in this browser.{" "}
+          <button type="button" className="btn small" onClick={() => setRemembered(agent.id, null)}>
+            Forget this key
+          </button>
+        </Notice>
+      ) : (
+        <p className="help">
+          The examples show a placeholder, <code>a2a_YOUR_KEY</code>. Create a key and tick “remember this key in this browser” to fill it in.
+        </p>
+      )}
+      <div role="tablist" aria-label="Language" className="tabs">
+        {(Object.keys(examples) as (keyof typeof examples)[]).map((k) => (
+          <button
+            key={k}
+            role="tab"
+            type="button"
+            id={`tab-${k}`}
+            aria-selected={tab === k}
+            aria-controls={`panel-${k}`}
+            tabIndex={tab === k ? 0 : -1}
+            onClick={() => setTab(k)}
+            onKeyDown={(e) => {
+              const order = Object.keys(examples) as (keyof typeof examples)[];
+              const i = order.indexOf(k);
+              const next = e.key === "ArrowRight" ? order[(i + 1) % 3] : e.key === "ArrowLeft" ? order[(i + 2) % 3] : undefined;
+              if (next) {
+                setTab(next);
+                document.getElementById(`tab-${next}`)?.focus();
+              }
+            }}
+          >
+            {labels[k]}
+          </button>
+        ))}
+      </div>
+      <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`} className="example">
+        <div className="example-head">
+          <CopyButton text={examples[tab]} what={`${labels[tab]} example`} />
+        </div>
+        <pre className="code" data-testid={`example-${tab}`} tabIndex={0}>
+          {examples[tab]}
+        </pre>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,3 @@
+export function InactiveBadge({ active }: { active: boolean }) {
+  return active ? null : <span className="badge inactive">inactive</span>;
+}

@@ -1,0 +1,13 @@
+/**
+ * Navigation: hash routes (#/agents, #/agents/new, #/agents/:id, #/triggers, #/triggers/:id,
+ * #/threads/:id, #/account). Pages navigate with `go`; the shell reads `currentRoute`.
+ */
+export const DEFAULT_ROUTE = "agents";
+
+export function currentRoute(): string[] {
+  return (location.hash.replace(/^#\/?/, "") || DEFAULT_ROUTE).split("/").filter(Boolean);
+}
+
+export const go = (path: string) => {
+  location.hash = `#/${path.replace(/^\//, "")}`;
+};
