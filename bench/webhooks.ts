@@ -107,6 +107,11 @@ try {
   const triggerId: string = created.createTrigger.trigger.id;
   const secret: string = created.createTrigger.secret;
   const url = `${api}/api/triggers/${triggerId}/webhook`;
+  // Beside the trivial script: one with two journaled steps (two job_steps rows written per run).
+  const stepsAgent = await gql(`mutation($i: CreateAgentInput!) { createAgent(input: $i) { id } }`, {
+    i: { name: "bench-steps", script: "export default async function run(input, ctx) { const a = await ctx.step('a', async () => input.n); const b = await ctx.step('b', async () => a + 1); return { ok: true, n: b }; }" },
+  });
+  const stepsTrigger = await gql(`mutation($a: ID!) { createTrigger(agentId: $a) { trigger { id } secret } }`, { a: stepsAgent.createAgent.id });
   const headers = { "content-type": "application/json", "x-trigger-secret": secret };
   const body = JSON.stringify({ event: "order.created", order: { id: 12345, total: "19.99", items: [{ sku: "A1", qty: 2 }] } });
 
@@ -148,9 +153,11 @@ try {
     if (e.status === "done" || e.status === "failed") waiters.get(e.jobId)?.();
   });
   await listener.query("LISTEN job_status");
-  const fire = async (n: number) => {
+  const stepsUrl2 = `${api2}/api/triggers/${stepsTrigger.createTrigger.trigger.id}/webhook`;
+  const stepsHeaders = { "content-type": "application/json", "x-trigger-secret": stepsTrigger.createTrigger.secret as string };
+  const fire = async (n: number, target: { url: string; headers: Record<string, string> } = { url: url2, headers }) => {
     const t0 = performance.now();
-    const res = await fetch(url2, { method: "POST", headers, body: JSON.stringify({ n }) });
+    const res = await fetch(target.url, { method: "POST", headers: target.headers, body: JSON.stringify({ n }) });
     const { job_id } = (await res.json()) as { job_id: string };
     await new Promise<void>((resolve) => {
       waiters.set(job_id, resolve);
@@ -163,6 +170,8 @@ try {
   for (let i = 0; i < 5; i++) await fire(-1); // warm-up: first worker poll, workflow bundle, sandbox thread
   const webhookLat: number[] = [];
   for (let i = 0; i < SAMPLES; i++) webhookLat.push(await fire(i));
+  const stepsLat: number[] = [];
+  for (let i = 0; i < SAMPLES; i++) stepsLat.push(await fire(i, { url: stepsUrl2, headers: stepsHeaders }));
 
   const floorQueue = `${taskQueue}-floor`;
   const nativeConn = await NativeConnection.connect({ address: temporal.address });
@@ -190,6 +199,7 @@ try {
 
   const f = (x: number) => x.toFixed(1);
   const ratio = pct(webhookLat, 50) / pct(floorLat, 50);
+  say(`two journaled steps: webhook → done p50 ${f(pct(stepsLat, 50))} ms p99 ${f(pct(stepsLat, 99))} ms`);
   say(`webhook → done p50 ${f(pct(webhookLat, 50))} ms p99 ${f(pct(webhookLat, 99))} ms; bare workflow p50 ${f(pct(floorLat, 50))} ms p99 ${f(pct(floorLat, 99))} ms; ratio ${ratio.toFixed(2)}×`);
 
   const section = [
@@ -217,6 +227,7 @@ try {
     "| path | p50 ms | p99 ms |",
     "|---|---|---|",
     `| webhook → done (trivial script) | ${f(pct(webhookLat, 50))} | ${f(pct(webhookLat, 99))} |`,
+    `| webhook → done (script with two journaled ctx.step calls) | ${f(pct(stepsLat, 50))} | ${f(pct(stepsLat, 99))} |`,
     `| bare workflow, one no-op activity | ${f(pct(floorLat, 50))} | ${f(pct(floorLat, 99))} |`,
     `| ratio (p50) | ${ratio.toFixed(2)}× | |`,
     "",

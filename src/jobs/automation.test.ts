@@ -54,7 +54,7 @@ describe("automation: egress, secrets, logs", () => {
   async function runJob(t: { id: string; secret: string }, payload: unknown) {
     const r = await postWebhook(app.url, t.id, JSON.stringify(payload), { "x-trigger-secret": t.secret });
     expect(r.status).toBe(202);
-    await waitForJob(app.url, r.body.job_id, { "x-trigger-secret": t.secret }, 60_000);
+    await waitForJob(app.url, r.body.job_id, { "x-trigger-secret": t.secret }, 150_000);
     return (await getJson(`${app.url}/api/runs/${r.body.job_id}`, { "x-trigger-secret": t.secret })).body;
   }
 
@@ -107,7 +107,7 @@ describe("automation: egress, secrets, logs", () => {
       ["http", `GET api.test:${api.port}`, "refused"],
     ]);
     for (const t of tools) expect(t).toMatchObject({ costMicros: 0, durationMs: expect.any(Number) });
-  });
+  }, 240_000); // the first run waits for the worker process to start (slow on a loaded machine)
 
   it("a secret the script logs, returns, sends, journals and throws leaves no copy anywhere the service writes", async () => {
     const { agentId, trigger } = await agentWith(
@@ -155,7 +155,7 @@ describe("automation: egress, secrets, logs", () => {
     // GraphQL never returns the value; delete removes it.
     const del = await gql(app.url, admin, `mutation($id: ID!) { deleteAgentSecret(agentId: $id, name: "API_TOKEN") }`, { id: agentId });
     expect(del.data?.deleteAgentSecret).toBe(true);
-  });
+  }, 240_000);
 
   it("keeps ctx.log lines with the run, capped with a visible truncation mark (REST and GraphQL)", async () => {
     const { trigger } = await agentWith(`export default async function run(input, ctx) { for (let i = 0; i < 50; i++) ctx.log("line", i); return 1; }`, []);

@@ -63,12 +63,12 @@ describe("journaled steps survive kill -9 of the worker", () => {
     const posted = await postWebhook(app.url, t.id, JSON.stringify({ base: `https://api.test:${receiver.port}` }), { "x-trigger-secret": t.secret });
     const jobId = posted.body.job_id as string;
     // Step 1 is journaled and step 2 has reached the receiver, which holds its answer: kill now.
-    await waitUntil(() => receiver.held.length === 1, 60_000, "step 2 in flight");
+    await waitUntil(() => receiver.held.length === 1, 180_000, "step 2 in flight");
     await workers[0]!.kill("SIGKILL");
     receiver.releaseHeld();
 
     workers.push(spawnWorker(app, env));
-    const status = await waitForJob(app.url, jobId, { "x-trigger-secret": t.secret }, 90_000);
+    const status = await waitForJob(app.url, jobId, { "x-trigger-secret": t.secret }, 180_000);
     expect(status).toMatchObject({ status: "done", attempts: 2 });
     const run = (await getJson(`${app.url}/api/runs/${jobId}`, { "x-trigger-secret": t.secret })).body;
     expect(run.result).toMatchObject({ b: 200, d: 200 });
@@ -104,7 +104,7 @@ describe("journaled steps survive kill -9 of the worker", () => {
     // The audit entry lists the four calls in order.
     const audit = await app.runtime.pool.query("select tools_used from audit_entries where job_id = $1", [jobId]);
     expect((audit.rows[0].tools_used as { kind: string }[]).map((x) => x.kind)).toEqual(["model", "http", "model", "http"]);
-  });
+  }, 300_000);
 
   it("ctx.step runs its function once per job and replays its stored value", async () => {
     for (const w of workers) await w.kill("SIGKILL");
@@ -123,11 +123,11 @@ describe("journaled steps survive kill -9 of the worker", () => {
     workers.push(spawnWorker(app, env));
     const posted = await postWebhook(app.url, t.id, JSON.stringify({ base: `https://api.test:${receiver.port}`, n: 5 }), { "x-trigger-secret": t.secret });
     const jobId = posted.body.job_id as string;
-    await waitUntil(() => receiver.held.length === 1, 60_000, "inner fetch in flight");
+    await waitUntil(() => receiver.held.length === 1, 180_000, "inner fetch in flight");
     await workers.at(-1)!.kill("SIGKILL");
     receiver.releaseHeld();
     workers.push(spawnWorker(app, env));
-    const status = await waitForJob(app.url, jobId, { "x-trigger-secret": t.secret }, 90_000);
+    const status = await waitForJob(app.url, jobId, { "x-trigger-secret": t.secret }, 180_000);
     expect(status.status).toBe("done");
     const run = (await getJson(`${app.url}/api/runs/${jobId}`, { "x-trigger-secret": t.secret })).body;
     expect(run.result).toEqual({ first: { at: 5, list: [1, 2] }, inner: 200, after: 200 });
@@ -139,5 +139,5 @@ describe("journaled steps survive kill -9 of the worker", () => {
       ["4:fetch", 1],
     ]);
     expect(receiver.requests.filter((r) => r.path === "/after/5")).toHaveLength(1);
-  });
+  }, 300_000);
 });

@@ -15,6 +15,8 @@ export interface HttpsReceiver {
   /** The first request to a path starting with /hold is answered only when released (later ones at once). */
   held: ServerResponse[];
   releaseHeld(): void;
+  /** While true, every request to a path starting with /park is held (released by releaseHeld). */
+  parking: boolean;
   close(): Promise<void>;
 }
 
@@ -34,7 +36,7 @@ export async function startHttpsReceiver(host: string, tls: { cert: string; key:
     requests.push(r);
     const url = new URL(r.path, "https://x");
     if (url.pathname === "/redirect") return void res.writeHead(302, { location: url.searchParams.get("to") ?? "/" }).end();
-    if (url.pathname.startsWith("/hold") && requests.filter((q) => q.path === r.path).length === 1) {
+    if ((url.pathname.startsWith("/hold") && requests.filter((q) => q.path === r.path).length === 1) || (url.pathname.startsWith("/park") && receiver.parking)) {
       held.push(res);
       (res as ServerResponse & { received?: Received }).received = r;
       return;
@@ -42,10 +44,11 @@ export async function startHttpsReceiver(host: string, tls: { cert: string; key:
     answer(res, r);
   });
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  return {
+  const receiver: HttpsReceiver = {
     port: (server.address() as AddressInfo).port,
     requests,
     held,
+    parking: false,
     releaseHeld() {
       for (const res of held.splice(0)) answer(res, (res as ServerResponse & { received: Received }).received);
     },
@@ -54,4 +57,5 @@ export async function startHttpsReceiver(host: string, tls: { cert: string; key:
       await new Promise((r) => server.close(r));
     },
   };
+  return receiver;
 }
