@@ -16,10 +16,12 @@ import {
   type ToolCallDelta,
 } from "../providers/index.js";
 import { SUPPORTED_MODELS, isSupportedModel } from "../providers/models.js";
-import { finishTurn, leaseThread, openThreadWithHold } from "../threads/store.js";
+import { finishTurn, leaseThread, releaseLease } from "../threads/store.js";
 import type { Runtime } from "../runtime/runtime.js";
-import { consumeRateLimit, rateLimitError, rateLimitState, type RateLimitState } from "./rate-limit.js";
+import type { AgentInfo } from "../agents/agent-info.js";
+import { consumeRateLimit, enforceRateLimit, type RateLimitState } from "./rate-limit.js";
 import { checkToolResults, parseChatRequest } from "./request.js";
+import { openThreadWithHold } from "./store.js";
 
 /**
  * One chat turn, independent of HTTP: model choice, thread lease and history, hold, upstream
@@ -27,13 +29,7 @@ import { checkToolResults, parseChatRequest } from "./request.js";
  * (`runChatTurn`).
  */
 
-export interface AgentInfo {
-  id: string;
-  accountId: string;
-  instructions: string;
-  defaultModel: string;
-  allowedModels: string[] | null;
-}
+export type { AgentInfo };
 
 export interface TurnInput {
   agent: AgentInfo;
@@ -45,15 +41,16 @@ export interface TurnInput {
   options?: ModelOptions;
   /** System text for this turn only (the Responses API's `instructions`): sent, not stored. */
   instructions?: string;
-  /** How request message i is named in errors (chat: messages[i]; responses: input[i]). */
-  messageParam?: (i: number) => string;
+  /** The turn's id (also the ledger reference); chatcmpl-… when not given. */
+  id?: string;
+  /** How the call id of request message i is named in errors (chat: messages[i].tool_call_id; responses: input[k].call_id). */
+  toolResultParam?: (i: number) => string;
   /** The API key the call came with: the hold re-checks it exists (exact revocation). */
   keyId?: string;
   /**
    * Count this turn in the key's rate-limit window (chat API). For a new thread the count runs in
    * the same statement as the hold; for a continuation it runs alone before the lease. `onState`
-   * sees the window (for the response headers) before a 429 is thrown. The counter table must
-   * exist (KeyRateLimiter.ensureTable).
+   * sees the window (for the response headers) before a 429 is thrown.
    */
   rateLimit?: { keyId: string; limit: number; onState?: (s: RateLimitState) => void };
 }
@@ -101,12 +98,12 @@ export async function loadAgent(runtime: Runtime, accountId: string, agentId: st
   return { id: agentId, accountId, instructions: row.instructions, defaultModel: row.default_model, allowedModels: row.allowed_models };
 }
 
-async function refusal(runtime: Runtime, accountId: string, keyId: string | undefined): Promise<AppError> {
+/** Why a hold was refused: the key was deleted meanwhile, or the balance is too low. */
+async function refusal(runtime: Runtime, keyId: string | undefined): Promise<AppError> {
   if (keyId) {
     const { rowCount } = await runtime.pool.query("select 1 from api_keys where id = $1", [keyId]);
     if (!rowCount) return new AppError("invalid_api_key", "Invalid API key");
   }
-  void accountId;
   return new AppError("insufficient_balance", "Insufficient balance: top up the account to continue");
 }
 
@@ -116,7 +113,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
   const model = chooseModel(agent, input.model);
   const maxTokens = input.maxTokens ?? config.providers.defaultMaxOutputTokens;
   const price = priceFor(config, model);
-  const id = `chatcmpl-${randomBase62(18)}`;
+  const id = input.id ?? `chatcmpl-${randomBase62(18)}`;
   const leaseMs = config.providers.timeoutMs * (config.providers.maxRetries + 1) + 60_000;
   const system: ChatMessage[] = agent.instructions ? [{ role: "system", content: agent.instructions }] : [];
   if (input.instructions) system.push({ role: "system", content: input.instructions });
@@ -139,12 +136,12 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     let held = false;
     try {
       // Tool results that continue the thread answer the calls stored in it.
-      checkToolResults([...leased.history, ...input.messages], leased.history.length, input.messageParam ?? ((i) => `messages[${i}]`));
+      checkToolResults([...leased.history, ...input.messages], leased.history.length, input.toolResultParam ?? ((i) => `messages[${i}].tool_call_id`));
       held = await placeHold(pool, agent.accountId, hold, id, input.keyId);
     } finally {
-      if (!held) await pool.query("update threads set busy_until = null where id = $1", [threadId]).catch(() => {});
+      if (!held) await releaseLease(pool, threadId).catch(() => {});
     }
-    if (!held) throw await refusal(runtime, agent.accountId, input.keyId);
+    if (!held) throw await refusal(runtime, input.keyId);
   } else {
     threadId = newId("thr");
     upstreamMessages = [...system, ...input.messages];
@@ -160,12 +157,8 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
       leaseMs,
       rateLimit: rl && { keyId: rl.keyId, limit: rl.limit },
     });
-    if (rl && opened.rateLimit) {
-      const state = rateLimitState(rl.limit, opened.rateLimit.points, opened.rateLimit.expire, opened.rateLimit.now);
-      rl.onState?.(state);
-      if (opened.rateLimit.points > rl.limit) throw rateLimitError(state);
-    }
-    if (!opened.ok) throw await refusal(runtime, agent.accountId, input.keyId);
+    if (rl && opened.rateLimit) enforceRateLimit(rl.limit, opened.rateLimit, opened.rateLimit.now, rl.onState);
+    if (!opened.ok) throw await refusal(runtime, input.keyId);
   }
 
   const progress = { text: "", toolCalls: [] as ToolCall[], emitted: false } as { text: string; toolCalls: ToolCall[]; emitted: boolean; promptTokens?: number; completionTokens?: number };

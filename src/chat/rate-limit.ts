@@ -1,6 +1,8 @@
 import type pg from "pg";
 import { AppError } from "../errors/app-error.js";
-import type { Runtime } from "../runtime/runtime.js";
+import { sqlNames } from "../db/names.js";
+import { RateLimitWindow } from "../db/schema.js";
+import { statement, type Param } from "../db/statement.js";
 
 /**
  * Per-key requests-per-minute, counted in PostgreSQL so every API instance shares one budget.
@@ -10,33 +12,34 @@ import type { Runtime } from "../runtime/runtime.js";
  * `points` (requests counted in the window) and `expire` (epoch ms when the window ends). The
  * first request after `expire` starts a new 60 s window at 1; every other request adds 1, refused
  * ones included. A request is allowed while points <= limit. One table for every limit value (the
- * limit is applied per request), so changing a key's limit keeps its current window.
+ * limit is applied per request), so changing a key's limit keeps its current window. The table is
+ * the `RateLimitWindow` entity (created by a migration).
  *
- * The counter is one upsert, written as an SQL fragment (`RATE_LIMIT_CTE`) so the chat hot path
- * can run it in the same statement as the hold (src/threads/store.ts openThreadWithHold): one
- * database round trip instead of two. `consume()` runs it alone (thread continuations, and
- * requests refused before the hold).
+ * The counter is one upsert, written as a fragment (`rateLimitCte`) so the chat hot path can run
+ * it in the same statement as the hold (src/chat/store.ts): one database round trip instead of
+ * two. `consumeRateLimit()` runs it alone (thread continuations, and requests refused before the
+ * hold).
  */
-const TABLE = "chat_rate_limits";
+const R = sqlNames(RateLimitWindow);
 const DURATION_MS = 60_000;
 const KEY_PREFIX = "key:";
 
 /**
- * The `rl` CTE: counts one request and returns `points, expire`. `k`, `e`, `n` are the positions
- * of its parameters in the statement: key, new expire (now + window), now (epoch ms), as
- * `rateLimitParams` returns them.
+ * The `rate_limit` CTE: counts one request and returns `points, expire`. Its parameters are
+ * those `rateLimitValues` returns.
  */
-export function rateLimitCte(k: number, e: number, n: number): string {
-  return `rl as (insert into ${TABLE} as t (key, points, expire) values ($${k}, 1, $${e}::bigint)
-                 on conflict (key) do update set
-                   points = case when t.expire <= $${n}::bigint then 1 else t.points + 1 end,
-                   expire = case when t.expire <= $${n}::bigint then $${e}::bigint else t.expire end
-                 returning points, expire)`;
+export function rateLimitCte(p: Param): string {
+  const [key, expire, now] = [p("rateLimitKey"), `${p("rateLimitExpire")}::bigint`, `${p("rateLimitNow")}::bigint`];
+  return `rate_limit as (insert into ${R.table} as t (${R.key}, ${R.points}, ${R.expire}) values (${key}, 1, ${expire})
+                 on conflict (${R.key}) do update set
+                   ${R.points} = case when t.${R.expire} <= ${now} then 1 else t.${R.points} + 1 end,
+                   ${R.expire} = case when t.${R.expire} <= ${now} then ${expire} else t.${R.expire} end
+                 returning ${R.points} as points, ${R.expire} as expire)`;
 }
 
-/** Values for `rateLimitCte`'s three parameters, in order (key, new expire, now). */
-export function rateLimitParams(keyId: string, now = Date.now()): [string, number, number] {
-  return [KEY_PREFIX + keyId, now + DURATION_MS, now];
+/** Values of `rateLimitCte`'s parameters. */
+export function rateLimitValues(keyId: string, now: number) {
+  return { rateLimitKey: KEY_PREFIX + keyId, rateLimitExpire: now + DURATION_MS, rateLimitNow: now };
 }
 
 export interface RateLimitState {
@@ -67,51 +70,28 @@ export function rateLimitError(state: RateLimitState): AppError {
   });
 }
 
-const CONSUME = { name: "chat-rate-limit", text: `with ${rateLimitCte(1, 2, 3)} select points, expire from rl` };
-
 /**
- * Counts one request on its own (one round trip); throws 429 rate_limit_exceeded (with
- * Retry-After) when over the limit, after `onState` saw the state (for the response headers).
+ * Reports a counted request's window to `onState` (for the response headers), then throws 429
+ * rate_limit_exceeded when it is over the limit.
  */
-export async function consumeRateLimit(pool: pg.Pool, keyId: string, limit: number, onState?: (s: RateLimitState) => void): Promise<RateLimitState> {
-  const now = Date.now();
-  const { rows } = await pool.query<{ points: number; expire: string }>({ ...CONSUME, values: rateLimitParams(keyId, now) });
-  const state = rateLimitState(limit, rows[0]!.points, rows[0]!.expire, now);
+export function enforceRateLimit(limit: number, counted: { points: number; expire: number | string }, now: number, onState?: (s: RateLimitState) => void): RateLimitState {
+  const state = rateLimitState(limit, counted.points, counted.expire, now);
   onState?.(state);
-  if (rows[0]!.points > limit) throw rateLimitError(state);
+  if (counted.points > limit) throw rateLimitError(state);
   return state;
 }
 
-export class KeyRateLimiter {
-  private table: Promise<void> | undefined;
+const CONSUME = statement("chat-rate-limit", (p) => `with ${rateLimitCte(p)} select points, expire from rate_limit`);
+const SWEEP = statement("chat-rate-limit-sweep", (p) => `delete from ${R.table} where ${R.expire} < ${p("before")}`);
 
-  constructor(private readonly runtime: Runtime) {}
+/** Counts one request on its own (one round trip); see `enforceRateLimit`. */
+export async function consumeRateLimit(pool: pg.Pool, keyId: string, limit: number, onState?: (s: RateLimitState) => void): Promise<RateLimitState> {
+  const now = Date.now();
+  const { rows } = await pool.query<{ points: number; expire: string }>(CONSUME.with(rateLimitValues(keyId, now)));
+  return enforceRateLimit(limit, rows[0]!, now, onState);
+}
 
-  /** Creates the counter table once per process; racing instances are fine (if not exists + retry). */
-  ensureTable(): Promise<void> {
-    this.table ??= (async () => {
-      const sql = `create table if not exists ${TABLE} (key varchar(255) primary key, points integer not null default 0, expire bigint)`;
-      try {
-        await this.runtime.pool.query(sql);
-      } catch {
-        await this.runtime.pool.query(sql); // concurrent create: the second attempt sees the table
-      }
-    })().catch((err) => {
-      this.table = undefined;
-      throw err;
-    });
-    return this.table;
-  }
-
-  /** Counts one request on its own; throws 429 rate_limit_exceeded (with Retry-After) when over the limit. */
-  async consume(keyId: string, limit: number, onState?: (s: RateLimitState) => void): Promise<RateLimitState> {
-    await this.ensureTable();
-    return consumeRateLimit(this.runtime.pool, keyId, limit, onState);
-  }
-
-  /** Deletes counters whose window ended long ago (called periodically, not per request). */
-  async sweep(): Promise<void> {
-    await this.ensureTable();
-    await this.runtime.pool.query(`delete from ${TABLE} where expire < $1`, [Date.now() - 3_600_000]);
-  }
+/** Deletes counters whose window ended long ago (called periodically, not per request). */
+export async function sweepRateLimits(pool: pg.Pool): Promise<void> {
+  await pool.query(SWEEP.with({ before: Date.now() - 3_600_000 }));
 }

@@ -1,5 +1,7 @@
 import { MikroORM, type Options } from "@mikro-orm/postgresql";
 import { Migrator } from "@mikro-orm/migrations";
+import { PostgresDialect } from "kysely";
+import pg from "pg";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 import { entities } from "./schema.js";
@@ -8,6 +10,11 @@ const here = dirname(fileURLToPath(import.meta.url));
 /** Running from source (swc loader) or from `dist/`: migrations are discovered next to this file. */
 const fromSource = import.meta.url.endsWith(".ts");
 
+// Postgres bigint (int8) arrives as a string by default; our int8 values are micro-USD and ids
+// that fit in 2^53. Global, so the ORM and hand-written SQL read the same types.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+/** The ORM options without a connection: the CLI config and `openDatabase` add one. */
 export function ormOptions(databaseUrl: string, poolSize = 10): Options {
   return {
     clientUrl: databaseUrl,
@@ -34,8 +41,45 @@ export function ormOptions(databaseUrl: string, poolSize = 10): Options {
   };
 }
 
-export async function openOrm(databaseUrl: string, poolSize = 10): Promise<MikroORM> {
-  return MikroORM.init(ormOptions(databaseUrl, poolSize));
+/**
+ * The one data layer of a process: MikroORM, and the `pg` pool it runs on. Hand-written hot-path
+ * SQL (see ARCHITECTURE.md, "Data access") uses `pool` directly; it is the same pool, so a
+ * process never holds more than `poolSize` connections (plus its one LISTEN connection).
+ */
+export interface Database {
+  orm: MikroORM;
+  pool: pg.Pool;
+}
+
+export interface DatabaseOptions {
+  poolSize?: number;
+  /** `application_name` of every connection (visible in pg_stat_activity): which process this is. */
+  applicationName?: string;
+  onPoolError?: (err: Error) => void;
+}
+
+/**
+ * Opens the pool and hands it to MikroORM as its Kysely dialect. The reverse (taking MikroORM's
+ * own pool) would not do: MikroORM's pool parses timestamps as strings, and the hand-written SQL
+ * returns them to GraphQL as Dates. MikroORM hydrates Date values as they are.
+ * `orm.close()` ends the pool.
+ */
+export async function openDatabase(databaseUrl: string, options: DatabaseOptions = {}): Promise<Database> {
+  const poolSize = options.poolSize ?? 10;
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: poolSize,
+    idleTimeoutMillis: 30_000,
+    ...(options.applicationName ? { application_name: options.applicationName } : {}),
+  });
+  pool.on("error", (err) => options.onPoolError?.(err));
+  try {
+    const orm = await MikroORM.init({ ...ormOptions(databaseUrl, poolSize), driverOptions: new PostgresDialect({ pool }) });
+    return { orm, pool };
+  } catch (err) {
+    await pool.end().catch(() => {});
+    throw err;
+  }
 }
 
 /** Applies pending migrations; returns the names applied. */
@@ -46,7 +90,7 @@ export async function migrate(orm: MikroORM): Promise<string[]> {
 
 /** Opens a short-lived connection, applies pending migrations to `databaseUrl`, closes it. */
 export async function migrateDatabase(databaseUrl: string): Promise<string[]> {
-  const orm = await openOrm(databaseUrl, 1);
+  const { orm } = await openDatabase(databaseUrl, { poolSize: 1 });
   try {
     return await migrate(orm);
   } finally {

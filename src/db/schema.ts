@@ -3,8 +3,8 @@ import { defineEntity, p, type InferEntity } from "@mikro-orm/core";
 /**
  * The whole data model. Money columns are integer micro-USD (`bigint`). Ids are prefixed random
  * strings (see infra/ids.ts), so they can appear in URLs and cannot be enumerated.
- * Hot paths (chat, webhook ingest, billing) use hand-written SQL against these same tables; keep
- * column names in step with `src/db/migrations`.
+ * Hot paths (chat, webhook ingest, billing) use hand-written SQL against these same tables, on the
+ * same pool; new hand-written SQL takes table and column names from here via `src/db/names.ts`.
  */
 
 const now = () => new Date();
@@ -66,6 +66,13 @@ export const Agent = defineEntity({
 });
 export type IAgent = InferEntity<typeof Agent>;
 
+/** The key columns of a row that belongs to an agent of an account, deleted with either. */
+const agentOwned = () => ({
+  id: p.string().primary(),
+  account: () => p.manyToOne(Account).deleteRule("cascade").index(),
+  agent: () => p.manyToOne(Agent).deleteRule("cascade").index(),
+});
+
 /** `ctx.secrets.NAME` of an automation agent: sealed like trigger secrets, never returned by any API. */
 export const AgentSecret = defineEntity({
   name: "AgentSecret",
@@ -85,9 +92,7 @@ export const ApiKey = defineEntity({
   name: "ApiKey",
   tableName: "api_keys",
   properties: {
-    id: p.string().primary(),
-    account: () => p.manyToOne(Account).deleteRule("cascade").index(),
-    agent: () => p.manyToOne(Agent).deleteRule("cascade").index(),
+    ...agentOwned(),
     name: p.string().length(200),
     keyHash: p.string().length(64).unique(),
     prefix: p.string().length(16),
@@ -103,9 +108,7 @@ export const Thread = defineEntity({
   name: "Thread",
   tableName: "threads",
   properties: {
-    id: p.string().primary(),
-    account: () => p.manyToOne(Account).deleteRule("cascade").index(),
-    agent: () => p.manyToOne(Agent).deleteRule("cascade").index(),
+    ...agentOwned(),
     /** Set while a turn is in flight; a stale lease (crashed instance) expires on its own. */
     busyUntil: p.datetime().nullable(),
     messageCount: p.integer().default(0),
@@ -152,9 +155,7 @@ export const Trigger = defineEntity({
   name: "Trigger",
   tableName: "triggers",
   properties: {
-    id: p.string().primary(),
-    account: () => p.manyToOne(Account).deleteRule("cascade").index(),
-    agent: () => p.manyToOne(Agent).deleteRule("cascade").index(),
+    ...agentOwned(),
     description: p.text().nullable(),
     active: p.boolean().default(true),
     secretRequired: p.boolean().default(true),
@@ -320,6 +321,21 @@ export const LedgerEntry = defineEntity({
 });
 export type ILedgerEntry = InferEntity<typeof LedgerEntry>;
 
+/**
+ * Per-key requests-per-minute windows of the chat API (src/chat/rate-limit.ts): row `key:<keyId>`
+ * counts `points` in the window that ends at `expire` (epoch ms). Updated by one upsert per request.
+ */
+export const RateLimitWindow = defineEntity({
+  name: "RateLimitWindow",
+  tableName: "chat_rate_limits",
+  properties: {
+    key: p.string().length(255).primary(),
+    points: p.integer().default(0),
+    expire: p.bigint("number").nullable(),
+  },
+});
+export type IRateLimitWindow = InferEntity<typeof RateLimitWindow>;
+
 export const entities = [
   Account,
   AdminToken,
@@ -336,4 +352,5 @@ export const entities = [
   IdempotencyRecord,
   AuditEntry,
   LedgerEntry,
+  RateLimitWindow,
 ];

@@ -155,7 +155,7 @@ async function main(): Promise<void> {
   );
   // The web console is served from dist/web; build it on first start (or after web/ changed).
   await ensureConsoleBuilt((m) => say(m)).catch((err) => say(`the web console could not be built (${(err as Error).message}); the API still runs`));
-  runtime = await createRuntime(config, { log });
+  runtime = await createRuntime(config, { log, role: "dev" });
   const applied = await migrate(runtime.orm);
   if (applied.length) say(`applied ${applied.length} migration(s): ${applied.join(", ")}`);
   [api, worker] = await Promise.all([startApi(runtime, { routes: apiRoutes }), startWorker(runtime)]);

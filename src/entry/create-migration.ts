@@ -2,7 +2,7 @@ import "reflect-metadata";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openOrm, migrate } from "../db/orm.js";
+import { openDatabase, migrate } from "../db/orm.js";
 import { startEmbeddedPostgres } from "../dev/embedded-postgres.js";
 
 /**
@@ -15,7 +15,7 @@ const dir = mkdtempSync(join(tmpdir(), "agw-migration-"));
 const server = await startEmbeddedPostgres(join(dir, "pg"));
 try {
   await server.ensureDatabase("scratch");
-  const orm = await openOrm(server.urlFor("scratch"), 2);
+  const { orm } = await openDatabase(server.urlFor("scratch"), { poolSize: 2 });
   try {
     await migrate(orm);
     const result = await orm.migrator.create(undefined, false, false, name);

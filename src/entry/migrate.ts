@@ -1,5 +1,5 @@
 import "reflect-metadata";
-import { openOrm, migrate } from "../db/orm.js";
+import { openDatabase, migrate } from "../db/orm.js";
 
 /** `npm run migrate`: applies pending migrations to DATABASE_URL. */
 const url = process.env.DATABASE_URL;
@@ -7,7 +7,7 @@ if (!url) {
   process.stderr.write("DATABASE_URL: required for npm run migrate (npm start migrates its embedded database itself)\n");
   process.exit(1);
 }
-const orm = await openOrm(url, 2);
+const { orm } = await openDatabase(url, { poolSize: 2 });
 try {
   const applied = await migrate(orm);
   process.stdout.write(applied.length ? `Applied ${applied.length} migration(s):\n${applied.map((n) => `  ${n}`).join("\n")}\n` : "Database is up to date.\n");

@@ -7,7 +7,7 @@ import { onShutdown } from "./shutdown.js";
 
 /** `npm run serve`: the API process alone, against DATABASE_URL and TEMPORAL_ADDRESS. */
 const config = standaloneConfig("npm run serve");
-const runtime = await createRuntime(config);
+const runtime = await createRuntime(config, { role: "api" });
 const api = await startApi(runtime, { routes: apiRoutes });
 runtime.log.info({ url: api.url }, "API listening");
 onShutdown(

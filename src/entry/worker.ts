@@ -6,7 +6,7 @@ import { onShutdown } from "./shutdown.js";
 
 /** `npm run worker`: the Temporal worker alone, against DATABASE_URL and TEMPORAL_ADDRESS. */
 const config = standaloneConfig("npm run worker");
-const runtime = await createRuntime(config);
+const runtime = await createRuntime(config, { role: "worker" });
 const worker = await startWorker(runtime);
 runtime.log.info({ taskQueue: config.temporal.taskQueue, namespace: config.temporal.namespace }, "worker polling");
 const stop = onShutdown(

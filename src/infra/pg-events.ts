@@ -20,6 +20,7 @@ export class PgEvents {
     private readonly databaseUrl: string,
     private readonly pool: pg.Pool,
     private readonly log: Logger,
+    private readonly applicationName?: string,
   ) {}
 
   async start(): Promise<void> {
@@ -28,7 +29,7 @@ export class PgEvents {
 
   private connect(): Promise<void> {
     this.connecting ??= (async () => {
-      const client = new pg.Client({ connectionString: this.databaseUrl });
+      const client = new pg.Client({ connectionString: this.databaseUrl, application_name: this.applicationName });
       client.on("notification", (msg) => {
         for (const h of this.handlers.get(msg.channel) ?? []) {
           try {

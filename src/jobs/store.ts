@@ -43,6 +43,13 @@ export async function getJob(db: pg.Pool | pg.PoolClient, id: string): Promise<J
 }
 
 /**
+ * The NOTIFY of a job's status, as a select-list expression over rows with the jobs columns id,
+ * account_id, agent_id, trigger_id, status, error, attempts (every writer of a status uses it).
+ */
+export const NOTIFY_STATUS = `pg_notify('${JOB_STATUS}', json_build_object('jobId', id, 'accountId', account_id, 'agentId', agent_id,
+       'triggerId', trigger_id, 'status', status, 'error', error, 'attempts', attempts, 'at', now())::text)`;
+
+/**
  * Runs an UPDATE on one job and NOTIFYs the transition in the same statement, so an event is
  * published exactly when (and only if) the change commits.
  */
@@ -50,8 +57,7 @@ async function transition(db: pg.Pool, jobId: string, set: string, where: string
   const { rowCount } = await db.query(
     `with u as (update jobs set ${set} where id = $1 and ${where}
        returning id, account_id, agent_id, trigger_id, status, error, attempts)
-     select pg_notify('${JOB_STATUS}', json_build_object('jobId', id, 'accountId', account_id, 'agentId', agent_id,
-       'triggerId', trigger_id, 'status', status, 'error', error, 'attempts', attempts, 'at', now())::text) from u`,
+     select ${NOTIFY_STATUS} from u`,
     [jobId, ...params],
   );
   return (rowCount ?? 0) > 0;

@@ -2,7 +2,7 @@ import type pg from "pg";
 import { AppError } from "../errors/app-error.js";
 import { sha256Hex } from "../infra/crypto.js";
 import type { Runtime } from "../runtime/runtime.js";
-import type { AgentInfo } from "../chat/engine.js";
+import type { AgentInfo } from "../agents/agent-info.js";
 import { KEY_EVENTS_CHANNEL } from "./service.js";
 
 /**

@@ -1,26 +1,30 @@
 import type { MikroORM } from "@mikro-orm/postgresql";
-import pg from "pg";
+import type pg from "pg";
 import type { Config } from "../config/config.js";
-import { openOrm } from "../db/orm.js";
+import { openDatabase } from "../db/orm.js";
 import { createLogger, type Logger } from "../infra/logger.js";
 import { Metrics } from "../infra/metrics.js";
 import { PgEvents } from "../infra/pg-events.js";
 import { TemporalClientHandle } from "../temporal/client.js";
 import type { ScriptValidator } from "../agents/service.js";
 import { scriptValidator } from "../sandbox/index.js";
+import { startTracing, type Tracing } from "../telemetry/tracing.js";
 
 /**
- * What every process shares: configuration, logger, database (MikroORM for the model, a plain
- * pg pool for hand-written hot-path SQL), cross-instance events and a Temporal client.
+ * What every process shares: configuration, logger, database (MikroORM and the one `pg` pool it
+ * runs on, which hand-written hot-path SQL uses too), cross-instance events and a Temporal client.
  */
 export interface Runtime {
   config: Config;
   log: Logger;
   orm: MikroORM;
+  /** The ORM's own pool (src/db/orm.ts): one pool per process. */
   pool: pg.Pool;
   events: PgEvents;
   temporal: TemporalClientHandle;
   metrics: Metrics;
+  /** OpenTelemetry, when the OTEL_* variables turn it on; undefined otherwise (nothing loaded). */
+  tracing?: Tracing;
   /** Syntax-checks agent scripts at create/update; installed by the sandbox module. */
   validateScript?: ScriptValidator;
   /** Run in order at the start of `close()` (e.g. stopping the webhook dispatcher loop). */
@@ -28,20 +32,31 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-// Postgres bigint (int8) and numeric arrive as strings by default; our int8 values are micro-USD
-// and ids that fit in 2^53.
-pg.types.setTypeParser(20, (v) => Number(v));
+export interface RuntimeOptions {
+  log?: Logger;
+  metrics?: Metrics;
+  /**
+   * Which process this is (`api`, `worker`, `dev`, …): the database connections carry it as
+   * `application_name` (`agw-<role>`, the LISTEN connection `agw-<role>-listen`).
+   */
+  role?: string;
+}
 
-export async function createRuntime(config: Config, options: { log?: Logger; metrics?: Metrics } = {}): Promise<Runtime> {
+export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
   if (!config.databaseUrl) throw new Error("DATABASE_URL: required (npm start provides an embedded PostgreSQL)");
   if (!config.temporal.address) throw new Error("TEMPORAL_ADDRESS: required (npm start provides a Temporal dev server)");
   const log = options.log ?? createLogger(config.logLevel);
-  const orm = await openOrm(config.databaseUrl, config.databasePoolSize);
-  const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.databasePoolSize, idleTimeoutMillis: 30_000 });
-  pool.on("error", (err) => log.warn({ err }, "idle database connection failed"));
-  const events = new PgEvents(config.databaseUrl, pool, log);
+  // Before anything opens HTTP servers or clients, so they are traced from the start.
+  const tracing = await startTracing(config);
+  const applicationName = `agw-${options.role ?? "process"}`;
+  const { orm, pool } = await openDatabase(config.databaseUrl, {
+    poolSize: config.databasePoolSize,
+    applicationName,
+    onPoolError: (err) => log.warn({ err }, "idle database connection failed"),
+  });
+  const events = new PgEvents(config.databaseUrl, pool, log, `${applicationName}-listen`);
   await events.start();
-  const temporal = new TemporalClientHandle({ ...config.temporal, address: config.temporal.address });
+  const temporal = new TemporalClientHandle({ ...config.temporal, address: config.temporal.address }, tracing ? [tracing.temporalPlugin] : []);
   const metrics = options.metrics ?? new Metrics();
   const closeHooks: (() => Promise<void> | void)[] = [];
   return {
@@ -52,14 +67,15 @@ export async function createRuntime(config: Config, options: { log?: Logger; met
     events,
     temporal,
     metrics,
+    tracing,
     validateScript: scriptValidator(config),
     closeHooks,
     async close() {
       for (const hook of closeHooks.splice(0)) await Promise.resolve(hook()).catch(() => {});
       await events.close();
       await temporal.close().catch(() => {});
-      await pool.end().catch(() => {});
-      await orm.close(true).catch(() => {});
+      await orm.close(true).catch(() => {}); // ends the pool
+      await tracing?.flush().catch(() => {});
     },
   };
 }

@@ -76,15 +76,17 @@ describe("jobStatusChanged over graphql-ws across API instances", () => {
     await waitForJob(a.url, r.body.job_id, { "x-trigger-secret": t.secret });
     await waitForJob(a.url, r2.body.job_id, { "x-trigger-secret": other.secret });
     const deadline = Date.now() + 5000;
-    while ((onB.events.length < 2 || byAgentOnA.events.length < 4) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
+    while ((onB.events.length < 3 || byAgentOnA.events.length < 6) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
 
     expect(onB.errors).toEqual([]);
+    // QUEUED is sent too since DESIGN §14 (issue 12 item 4).
     expect(onB.events.map((e) => [e.jobId, e.status])).toEqual([
+      [r.body.job_id, "QUEUED"],
       [r.body.job_id, "RUNNING"],
       [r.body.job_id, "DONE"],
     ]);
     expect(onB.events[0]).toMatchObject({ triggerId: t.id, agentId: agent });
-    expect(byAgentOnA.events.filter((e) => e.jobId === r2.body.job_id).map((e) => e.status)).toEqual(["RUNNING", "DONE"]);
+    expect(byAgentOnA.events.filter((e) => e.jobId === r2.body.job_id).map((e) => e.status)).toEqual(["QUEUED", "RUNNING", "DONE"]);
     await new Promise((res) => setTimeout(res, 300));
     expect(strangerAll.events).toEqual([]);
     expect(strangerByTrigger.events).toEqual([]);

@@ -1,5 +1,5 @@
-import { createPubSub, filter, pipe } from "@graphql-yoga/subscription";
-import { JOB_STATUS, type JobStatusEvent } from "../jobs/store.js";
+import { createPubSub, filter, pipe, Repeater } from "@graphql-yoga/subscription";
+import { getJob, JOB_STATUS, type JobStatusEvent } from "../jobs/store.js";
 import type { Runtime } from "../runtime/runtime.js";
 
 /**
@@ -38,7 +38,7 @@ export function jobEvents(
   accountId: string,
   match: { jobId?: string | null; triggerId?: string | null; agentId?: string | null },
 ): AsyncIterable<JobStatusEvent> {
-  return pipe(
+  const live = pipe(
     hub(runtime).subscribe("job"),
     filter(
       (e: JobStatusEvent) =>
@@ -48,4 +48,58 @@ export function jobEvents(
         (!match.agentId || e.agentId === match.agentId),
     ),
   );
+  return match.jobId ? withCurrentState(runtime, accountId, match.jobId, live) : live;
+}
+
+const RANK = { queued: 0, running: 1, done: 2, failed: 2 } as const;
+
+/**
+ * One job's events, its current state first, so a subscriber that comes late still sees the end.
+ * It listens before it reads the job, then drops what the read already covers: nothing falls in
+ * the gap between the two, and nothing arrives twice or out of order.
+ */
+function withCurrentState(runtime: Runtime, accountId: string, jobId: string, live: AsyncIterable<JobStatusEvent>): AsyncIterable<JobStatusEvent> {
+  return new Repeater<JobStatusEvent>(async (push, stop) => {
+    const events = live[Symbol.asyncIterator]();
+    let current: JobStatusEvent | undefined;
+    let read = false;
+    const early: JobStatusEvent[] = [];
+    const covered = (e: JobStatusEvent) =>
+      !!current && (RANK[e.status] < RANK[current.status] || (RANK[e.status] === RANK[current.status] && (RANK[e.status] === 2 || e.attempts <= current.attempts)));
+    const forward = (async () => {
+      for (;;) {
+        const next = await Promise.race([events.next(), stop.then(() => ({ done: true as const, value: undefined }))]);
+        if (next.done) return;
+        if (!read) early.push(next.value);
+        else if (!covered(next.value)) {
+          current = next.value;
+          await push(next.value);
+        }
+      }
+    })();
+    const job = await getJob(runtime.pool, jobId).catch(() => undefined);
+    if (job && job.accountId === accountId) {
+      current = {
+        jobId,
+        accountId,
+        agentId: job.agentId,
+        triggerId: job.triggerId,
+        status: job.status,
+        error: job.error,
+        attempts: job.attempts,
+        at: (job.finishedAt ?? job.startedAt ?? job.createdAt).toISOString(),
+      };
+      await push(current);
+    }
+    // Synchronously (pushes queue in order), so no live event can overtake the early ones.
+    for (const e of early.splice(0)) {
+      if (covered(e)) continue;
+      current = e;
+      void push(e);
+    }
+    read = true;
+    await stop;
+    await events.return?.();
+    await forward;
+  });
 }

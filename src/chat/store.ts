@@ -1,0 +1,48 @@
+import type pg from "pg";
+import { holdCte } from "../billing/ledger.js";
+import { statement } from "../db/statement.js";
+import { newThreadCte } from "../threads/store.js";
+import { rateLimitCte, rateLimitValues } from "./rate-limit.js";
+
+/**
+ * The statement that starts a chat turn on a new thread: (rate-limit count +) hold + thread, in
+ * one round trip. No thread is created for a request that is refused for balance, a key deleted a
+ * moment ago, or (with the rate limit) a count over the key's limit; a refused request still
+ * counts in its window.
+ */
+const OPEN = statement(
+  "chat-open-thread",
+  (p) => `with ${holdCte(p)}, ${newThreadCte(p, "hold")}
+     select exists (select 1 from hold) as ok`,
+);
+const OPEN_RATE_LIMITED = statement(
+  "chat-open-thread-rate-limited",
+  (p) => `with ${rateLimitCte(p)}, ${holdCte(p, `(select points from rate_limit) <= ${p("rateLimit")}::int`)}, ${newThreadCte(p, "hold")}
+     select exists (select 1 from hold) as ok, (select points from rate_limit) as points, (select expire from rate_limit) as expire`,
+);
+
+export async function openThreadWithHold(
+  pool: pg.Pool,
+  a: {
+    threadId: string;
+    accountId: string;
+    agentId: string;
+    hold: number;
+    reference: string;
+    keyId?: string;
+    leaseMs: number;
+    rateLimit?: { keyId: string; limit: number };
+  },
+): Promise<{ ok: boolean; rateLimit?: { points: number; expire: number; now: number } }> {
+  const values = { threadId: a.threadId, accountId: a.accountId, agentId: a.agentId, hold: a.hold, reference: a.reference, keyId: a.keyId ?? null, leaseMs: a.leaseMs };
+  if (!a.rateLimit) {
+    const { rows } = await pool.query<{ ok: boolean }>(OPEN.with(values));
+    return { ok: rows[0]!.ok };
+  }
+  const now = Date.now();
+  const { rows } = await pool.query<{ ok: boolean; points: number; expire: number }>(
+    OPEN_RATE_LIMITED.with({ ...values, ...rateLimitValues(a.rateLimit.keyId, now), rateLimit: a.rateLimit.limit }),
+  );
+  const row = rows[0]!;
+  return { ok: row.ok, rateLimit: { points: row.points, expire: row.expire, now } };
+}

@@ -1,0 +1,39 @@
+/**
+ * Hand-written SQL composed from fragments with named parameters. A fragment asks for a
+ * parameter by name (`p("accountId")`) and gets its `$n`; the statement maps named values to
+ * positions once per call. So a fragment (the hold, the rate-limit upsert) is written once and
+ * can run alone or inside a larger statement, and nobody counts `$8`–`$11` by hand.
+ * The text is fixed when the module loads: statements stay prepared (`name`) per connection.
+ */
+export type Param = (name: string) => string;
+
+export interface Statement {
+  readonly name: string;
+  readonly text: string;
+  /** The query config for `pool.query`: the values in parameter order. */
+  with(values: Record<string, unknown>): { name: string; text: string; values: unknown[] };
+}
+
+export function statement(name: string, build: (p: Param) => string): Statement {
+  const order: string[] = [];
+  const p: Param = (param) => {
+    let i = order.indexOf(param);
+    if (i < 0) i = order.push(param) - 1;
+    return `$${i + 1}`;
+  };
+  const text = build(p);
+  return {
+    name,
+    text,
+    with(values) {
+      return {
+        name,
+        text,
+        values: order.map((param) => {
+          if (!(param in values)) throw new Error(`statement ${name}: missing parameter ${param}`);
+          return values[param];
+        }),
+      };
+    },
+  };
+}
