@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities, proxyLocalActivities } from "@temporalio/workflow";
 import type { JobActivities } from "../src/jobs/activities.js";
-import { NON_RETRYABLE_TYPES } from "../src/jobs/contract.js";
+import { NON_RETRYABLE_TYPES } from "./contract.js";
 
 // Deterministic only: every side effect is an activity.
 

@@ -43,24 +43,27 @@ export class AgentType {
   }
 }
 
+/** Run limits an agent may set for itself, below the operator's maximum (null: the default). */
+@InputType("AgentRunLimitsInput")
+abstract class AgentRunLimitsInput {
+  @Field(() => Int, { nullable: true, description: "CPU time of one run in ms (at most SCRIPT_CPU_TIME_MS)" }) cpuTimeLimitMs?: number | null;
+  @Field(() => Int, { nullable: true, description: "Wall time of one run attempt in ms (at most SCRIPT_WALL_TIME_MS)" }) wallTimeLimitMs?: number | null;
+}
+
 @InputType("CreateAgentInput")
-export class CreateAgentInput {
+export class CreateAgentInput extends AgentRunLimitsInput {
   @Field(() => String) name!: string;
   @Field(() => String, { nullable: true }) instructions?: string | null;
   @Field(() => String, { nullable: true, description: "Defaults to provider_a/model-2.5-flash" }) defaultModel?: string | null;
   @Field(() => String, { nullable: true }) script?: string | null;
   @Field(() => [String], { nullable: true }) allowedModels?: string[] | null;
-  @Field(() => Int, { nullable: true }) cpuTimeLimitMs?: number | null;
-  @Field(() => Int, { nullable: true }) wallTimeLimitMs?: number | null;
 }
 
 @InputType("UpdateAgentInput", { description: "Omitted fields stay as they are; null clears script and allowedModels" })
-export class UpdateAgentInput {
+export class UpdateAgentInput extends AgentRunLimitsInput {
   @Field(() => String, { nullable: true }) name?: string;
   @Field(() => String, { nullable: true }) instructions?: string | null;
   @Field(() => String, { nullable: true }) defaultModel?: string | null;
   @Field(() => String, { nullable: true }) script?: string | null;
   @Field(() => [String], { nullable: true }) allowedModels?: string[] | null;
-  @Field(() => Int, { nullable: true }) cpuTimeLimitMs?: number | null;
-  @Field(() => Int, { nullable: true }) wallTimeLimitMs?: number | null;
 }

@@ -2,7 +2,7 @@ import { ApplicationFailure, Context } from "@temporalio/activity";
 import { AppError } from "../errors/app-error.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { ScriptError } from "../sandbox/index.js";
-import { FAILURE, HEARTBEAT_EVERY_MS, type RunTimeouts } from "./contract.js";
+import { FAILURE, HEARTBEAT_EVERY_MS, type RunTimeouts } from "../../workflows/contract.js";
 import { executeAgent, newExecution } from "./execute.js";
 import { runTimeouts } from "./limits.js";
 import { agentForRun, type AgentRow, getJob, jobPayload, markDone, markFailed, markRunning, saveFailureDetails, saveOutput } from "./store.js";

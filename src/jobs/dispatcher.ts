@@ -1,9 +1,9 @@
 import { WorkflowExecutionAlreadyStartedError } from "@temporalio/client";
 import type { Runtime } from "../runtime/runtime.js";
 import type { agentRun } from "../../workflows/agent-run.js";
-import { AGENT_RUN_WORKFLOW } from "./contract.js";
+import { AGENT_RUN_WORKFLOW } from "../../workflows/contract.js";
 
-export { AGENT_RUN_WORKFLOW } from "./contract.js";
+export { AGENT_RUN_WORKFLOW } from "../../workflows/contract.js";
 
 /**
  * Starts the `agentRun` workflow of committed jobs (workflow id = job id). Two paths:

@@ -1,6 +1,6 @@
 import type { Config } from "../config/config.js";
 import type { SandboxLimits } from "../sandbox/index.js";
-import { HEARTBEAT_TIMEOUT_MS, type RunTimeouts } from "./contract.js";
+import { HEARTBEAT_TIMEOUT_MS, type RunTimeouts } from "../../workflows/contract.js";
 
 /** Time to store a run's output after the script's wall time is up, inside one attempt. */
 const SAVE_MARGIN_MS = 60_000;
