@@ -12,15 +12,10 @@ import { execFileSync } from "node:child_process";
  * entry as soon as its fix is on main; an entry that no longer matches anything is reported.
  */
 const ALLOWED = [
-  // faults (issue 9 in webhooks/, triggers/, jobs/routes, jobs/dispatcher): webhooks → triggers → agents, webhooks → jobs.
-  { edge: "src/jobs -> src/webhooks", owner: "faults" },
-  { edge: "src/triggers -> src/webhooks", owner: "faults" },
-  { edge: "src/jobs -> src/triggers", owner: "faults" },
   // house: a composition root (src/app) takes the route list, the GraphQL schema and the worker
   // out of http/, graphql/ and temporal/, which become low kits.
   { edge: "src/http -> src/chat", owner: "house" },
   { edge: "src/http -> src/console", owner: "house" },
-  { edge: "src/http -> src/jobs", owner: "house" },
   { edge: "src/http -> src/webhooks", owner: "house" },
   { edge: "src/http -> src/health", owner: "house" },
   { edge: "src/graphql -> src/accounts", owner: "house" },
@@ -30,6 +25,10 @@ const ALLOWED = [
   { edge: "src/graphql -> src/triggers", owner: "house" },
   { edge: "src/graphql -> src/billing", owner: "house" },
   { edge: "src/graphql -> src/jobs", owner: "house" },
+  { edge: "src/graphql -> src/webhooks", owner: "house" },
+  // http/server.ts builds the schema; with the composition root http/ is low, and graphql/context
+  // may use the shared HTTP auth helpers (src/http/auth.ts) without a cycle.
+  { edge: "src/http -> src/graphql", owner: "house" },
   { edge: "src/runtime -> src/agents", owner: "house" },
   { edge: "src/temporal -> src/jobs", owner: "house" },
   { edge: "src/temporal -> src/runtime", owner: "house" },

@@ -203,6 +203,8 @@ export const Job = defineEntity({
     replayOf: p.string().nullable(),
     /** When the Temporal workflow was started; null rows are picked up by the dispatcher. */
     dispatchedAt: p.datetime().nullable(),
+    /** A dispatcher's claim on an undispatched job until this time, so API instances share the backlog. */
+    dispatchLeaseUntil: p.datetime().nullable(),
     /** W3C `traceparent` of the webhook request that created the job (only when tracing is on), so the later workflow start continues its trace. */
     traceContext: p.string().length(64).nullable(),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),

@@ -4,6 +4,7 @@ import { AppError } from "../errors/app-error.js";
 import { safeEqual } from "../infra/crypto.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { resolveAdminToken } from "../accounts/admin-tokens.js";
+import { bearerToken } from "../http/auth.js";
 
 export type Principal = { kind: "admin"; accountId: string; tokenId: string } | { kind: "operator" };
 
@@ -12,13 +13,6 @@ export interface GraphQLContext {
   principal: Principal;
   /** A request-scoped entity manager (MikroORM identity map per request). */
   em: EntityManager;
-}
-
-/** Parses `Bearer <token>`; tolerates any case of the scheme and surrounding spaces. */
-export function bearerToken(header: string | undefined | null): string | undefined {
-  if (!header) return undefined;
-  const m = /^\s*Bearer\s+(\S+)\s*$/i.exec(header);
-  return m?.[1];
 }
 
 function unauthenticated(message: string): GraphQLError {

@@ -10,10 +10,11 @@ import { AgentTriggersResolver, JobResolver, TriggerResolver } from "../triggers
 import { JobListResolver } from "../jobs/resolvers.js";
 import { BillingResolver } from "../billing/resolvers.js";
 import { TriggerJobsResolver } from "../triggers/jobs-resolver.js";
+import { TestWebhookResolver } from "../webhooks/resolvers.js";
 import { createPubSub } from "@graphql-yoga/subscription";
 
 /** Every capability's resolvers; a capability adds its resolver classes here. */
-export const resolvers = [AccountResolver, AgentResolver, AgentAutomationResolver, ApiKeyResolver, AgentApiKeysResolver, ThreadResolver, AgentThreadsResolver, TriggerResolver, AgentTriggersResolver, JobResolver, JobListResolver, TriggerJobsResolver, BillingResolver] as const;
+export const resolvers = [AccountResolver, AgentResolver, AgentAutomationResolver, ApiKeyResolver, AgentApiKeysResolver, ThreadResolver, AgentThreadsResolver, TriggerResolver, AgentTriggersResolver, JobResolver, JobListResolver, TriggerJobsResolver, BillingResolver, TestWebhookResolver] as const;
 
 export async function buildGraphQLSchema(pubSub?: PubSub): Promise<GraphQLSchema> {
   return buildSchema({

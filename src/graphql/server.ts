@@ -9,6 +9,8 @@ import { WebSocketServer, type WebSocket } from "ws";
 import { ADMIN_TOKEN_REVOKED, tokenExists } from "../accounts/admin-tokens.js";
 import { useServer } from "graphql-ws/use/ws";
 import type { Runtime } from "../runtime/runtime.js";
+import { AppError } from "../errors/app-error.js";
+import { jsonTooDeep, MAX_JSON_DEPTH } from "../infra/json.js";
 import { buildContext, type GraphQLContext } from "./context.js";
 import { costLimitError } from "./cost.js";
 import { formatGraphQLError } from "./errors.js";
@@ -110,7 +112,13 @@ export async function mountGraphQL(runtime: Runtime, schema: GraphQLSchema, http
   const router = express.Router();
   router.use(
     "/graphql",
-    express.json({ limit: "2mb" }),
+    express.json({
+      limit: "2mb",
+      // Variables nested thousands deep overflow the stack in coercion and serialization: refuse them first.
+      verify: (_req, _res, buf) => {
+        if (jsonTooDeep(buf.toString("utf8"))) throw new AppError("invalid_json", `JSON nests arrays/objects deeper than ${MAX_JSON_DEPTH} levels`);
+      },
+    }),
     expressMiddleware(apollo, {
       context: async ({ req }) => buildContext(runtime, req.headers.authorization),
     }),

@@ -4,7 +4,7 @@ import { createAccount } from "../../test/helpers/graphql.js";
 import { startHttpsReceiver, type HttpsReceiver } from "../../test/helpers/https-receiver.js";
 import { makeTestCa, type TestCa } from "../../test/helpers/tls.js";
 import { spawnWorker, type WorkerProcess } from "../../test/helpers/worker-process.js";
-import { createAgent, createTrigger, getJson, gql, postWebhook, waitForJob } from "../webhooks/testing.js";
+import { createAgent, createTrigger, getJson, gql, postWebhook, waitForJob } from "../../test/helpers/webhooks.js";
 
 /**
  * ctx.fetch egress policy, secrets and run logs, black-box: GraphQL to configure the agent, a

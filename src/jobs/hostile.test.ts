@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { createAccount } from "../../test/helpers/graphql.js";
-import { createAgent, createTrigger, postWebhook, waitForJob } from "../webhooks/testing.js";
+import { createAgent, createTrigger, postWebhook, waitForJob } from "../../test/helpers/webhooks.js";
 
 /**
  * Generated hostile scripts (fast-check): each must end its own job `failed` with a clear
@@ -18,7 +18,7 @@ const hostile = fc.oneof(
   fc.integer({ min: 70_000, max: 3_000_000 }).map((n) => `return "y".repeat(${n});`),
   fc.integer({ min: 5_000, max: 50_000 }).map((n) => `return Array.from({ length: ${n} }, (_, i) => ({ i, pad: "z".repeat(20) }));`),
   // Deep structures: returned, logged, sent to the host.
-  fc.integer({ min: 101, max: 200_000 }).map((d) => `let o = 1; for (let i = 0; i < ${d}; i++) o = [o]; return o;`),
+  fc.integer({ min: 129, max: 200_000 }).map((d) => `let o = 1; for (let i = 0; i < ${d}; i++) o = [o]; return o;`),
   fc.integer({ min: 1_000, max: 200_000 }).map((d) => `let o = {}; for (let i = 0; i < ${d}; i++) o = { o }; await ctx.chat({ messages: [{ role: "user", content: "x" }], extra: o }); return 1;`),
   // Thrown non-errors, sync and async.
   fc.constantFrom("42", "null", "undefined", "'plain string'", "({ a: 1 })", "Symbol('s')", "[1, 2]").chain((v) =>

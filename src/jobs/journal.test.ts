@@ -5,7 +5,7 @@ import { createAccount } from "../../test/helpers/graphql.js";
 import { startHttpsReceiver, type HttpsReceiver } from "../../test/helpers/https-receiver.js";
 import { makeTestCa, type TestCa } from "../../test/helpers/tls.js";
 import { spawnWorker, waitUntil, type WorkerProcess } from "../../test/helpers/worker-process.js";
-import { createAgent, createTrigger, getJson, gql, postWebhook, waitForJob } from "../webhooks/testing.js";
+import { createAgent, createTrigger, getJson, gql, postWebhook, waitForJob } from "../../test/helpers/webhooks.js";
 
 /**
  * Journaled steps across a worker crash: kill -9 of the worker process while the run's second

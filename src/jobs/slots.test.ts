@@ -4,7 +4,7 @@ import { createAccount } from "../../test/helpers/graphql.js";
 import { startHttpsReceiver, type HttpsReceiver } from "../../test/helpers/https-receiver.js";
 import { makeTestCa, type TestCa } from "../../test/helpers/tls.js";
 import { spawnWorker, waitUntil, type WorkerProcess } from "../../test/helpers/worker-process.js";
-import { createAgent, createTrigger, gql, postWebhook, waitForJob } from "../webhooks/testing.js";
+import { createAgent, createTrigger, gql, postWebhook, waitForJob } from "../../test/helpers/webhooks.js";
 
 /**
  * A worker takes only as many runs as it has sandboxes. Worker A (one sandbox) starts on a

@@ -1,19 +1,29 @@
 import type pg from "pg";
 import type { JobStatus } from "../db/schema.js";
 
-
-/** Channel carrying every job status transition (JSON `JobStatusEvent`). */
+/**
+ * Channel carrying every job status transition (JSON `JobStatusNotice`). A NOTIFY payload is
+ * limited to 8000 bytes, so it carries ids and small fields only, never the error text: a failed
+ * transition with a long message would otherwise fail and leave the job `running` forever.
+ */
 export const JOB_STATUS = "job_status";
 
-export interface JobStatusEvent {
+/** Stored error messages are cut to this many characters (the rest of a long message is dropped). */
+export const MAX_ERROR_CHARS = 4000;
+
+export interface JobStatusNotice {
   jobId: string;
   accountId: string;
   agentId: string;
   triggerId: string | null;
   status: JobStatus;
-  error: string | null;
   attempts: number;
   at: string;
+}
+
+/** A transition as subscribers see it: the notice plus the error, read from the job when it failed. */
+export interface JobStatusEvent extends JobStatusNotice {
+  error: string | null;
 }
 
 export interface JobRow {
@@ -44,10 +54,11 @@ export async function getJob(db: pg.Pool | pg.PoolClient, id: string): Promise<J
 
 /**
  * The NOTIFY of a job's status, as a select-list expression over rows with the jobs columns id,
- * account_id, agent_id, trigger_id, status, error, attempts (every writer of a status uses it).
+ * account_id, agent_id, trigger_id, status, attempts (every writer of a status uses it). No error
+ * text: see JOB_STATUS.
  */
 export const NOTIFY_STATUS = `pg_notify('${JOB_STATUS}', json_build_object('jobId', id, 'accountId', account_id, 'agentId', agent_id,
-       'triggerId', trigger_id, 'status', status, 'error', error, 'attempts', attempts, 'at', now())::text)`;
+       'triggerId', trigger_id, 'status', status, 'attempts', attempts, 'at', now())::text)`;
 
 /**
  * Runs an UPDATE on one job and NOTIFYs the transition in the same statement, so an event is
@@ -56,7 +67,7 @@ export const NOTIFY_STATUS = `pg_notify('${JOB_STATUS}', json_build_object('jobI
 async function transition(db: pg.Pool, jobId: string, set: string, where: string, params: unknown[]): Promise<boolean> {
   const { rowCount } = await db.query(
     `with u as (update jobs set ${set} where id = $1 and ${where}
-       returning id, account_id, agent_id, trigger_id, status, error, attempts)
+       returning id, account_id, agent_id, trigger_id, status, attempts)
      select ${NOTIFY_STATUS} from u`,
     [jobId, ...params],
   );
@@ -88,8 +99,16 @@ export function markDone(db: pg.Pool, jobId: string): Promise<boolean> {
   return transition(db, jobId, "status = 'done', finished_at = now(), error = null", "status in ('queued', 'running')", []);
 }
 
+/**
+ * An error message PostgreSQL will always accept: at most MAX_ERROR_CHARS characters, without NUL
+ * (text columns refuse it) or lone surrogates (a cut through a pair becomes U+FFFD).
+ */
+export function storableError(message: string): string {
+  return message.slice(0, MAX_ERROR_CHARS).replace(/\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
+}
+
 export function markFailed(db: pg.Pool, jobId: string, error: string): Promise<boolean> {
-  return transition(db, jobId, "status = 'failed', finished_at = now(), error = $2, started_at = coalesce(started_at, now())", "status in ('queued', 'running')", [error.slice(0, 4000)]);
+  return transition(db, jobId, "status = 'failed', finished_at = now(), error = $2, started_at = coalesce(started_at, now())", "status in ('queued', 'running')", [storableError(error)]);
 }
 
 export interface RunOutput {
