@@ -241,6 +241,7 @@ export async function runChatTurn(
     messages: { role: "system" | "user" | "assistant"; content: string }[];
     maxTokens?: number;
   },
+  hooks: Pick<TurnHooks, "onStart"> = {},
 ): Promise<{
   threadId: string;
   content: string;
@@ -252,6 +253,6 @@ export async function runChatTurn(
   // The same validation as the chat API (one set of rules for every caller).
   const parsed = parseChatRequest({ messages: req.messages, max_tokens: req.maxTokens, thread_id: req.threadId });
   const agent = await loadAgent(runtime, req.accountId, req.agentId);
-  const r = await executeTurn(runtime, { agent, threadId: req.threadId, model: req.model, messages: parsed.messages, maxTokens: parsed.maxTokens });
+  const r = await executeTurn(runtime, { agent, threadId: req.threadId, model: req.model, messages: parsed.messages, maxTokens: parsed.maxTokens }, hooks);
   return { threadId: r.threadId, content: r.content, model: r.model, usage: r.usage, costMicros: r.costMicros, finishReason: r.finishReason };
 }

@@ -1,3 +1,5 @@
+import { createServer, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
@@ -19,8 +21,24 @@ describe("journaled steps survive kill -9 of the worker", () => {
   let app: TestApp;
   const workers: WorkerProcess[] = [];
   let env: Record<string, string>;
+  // An OpenAI-compatible model that never answers the first "hold me" request: a call cut in flight.
+  let holding: Server;
+  const modelCalls: string[] = [];
+  const heldModelCalls: ServerResponse[] = [];
 
   beforeAll(async () => {
+    holding = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { messages: { role: string; content: string }[] };
+      const last = body.messages.filter((m) => m.role === "user").at(-1)?.content ?? "";
+      modelCalls.push(last);
+      if (last === "hold me" && modelCalls.filter((c) => c === last).length === 1) return void heldModelCalls.push(res);
+      res.writeHead(200, { "content-type": "application/json" }).end(
+        JSON.stringify({ id: "x", object: "chat.completion", created: 0, model: "m", choices: [{ index: 0, message: { role: "assistant", content: `answer to ${last}` }, finish_reason: "stop" }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }),
+      );
+    });
+    await new Promise<void>((r) => holding.listen(0, "127.0.0.1", r));
     ca = makeTestCa(["api.test"], ["127.0.0.1"]);
     receiver = await startHttpsReceiver("127.0.0.1", ca);
     fake = await startFakeUpstream();
@@ -32,6 +50,7 @@ describe("journaled steps survive kill -9 of the worker", () => {
       EGRESS_RESOLVE: JSON.stringify({ "api.test": "127.0.0.1" }),
       EGRESS_CA_FILE: ca.caFile,
       SANDBOX_POOL_SIZE: "1",
+      OPENAI_COMPATIBLE_ROUTES: JSON.stringify({ "provider_a/model-2.0-flash": { baseUrl: `http://127.0.0.1:${(holding.address() as AddressInfo).port}/v1` } }),
     };
     app = await startTestApp({ env });
   });
@@ -40,6 +59,8 @@ describe("journaled steps survive kill -9 of the worker", () => {
     await app?.close();
     await fake?.close();
     await receiver?.close();
+    holding?.closeAllConnections();
+    await new Promise((r) => holding?.close(r));
     ca?.cleanup();
   });
 
@@ -139,5 +160,47 @@ describe("journaled steps survive kill -9 of the worker", () => {
       ["4:fetch", 1],
     ]);
     expect(receiver.requests.filter((r) => r.path === "/after/5")).toHaveLength(1);
+  }, 300_000);
+
+  it("a model call cut in flight: the next attempt frees its thread lease and its hold, calls again, and the account pays only answered calls", async () => {
+    for (const w of workers) await w.kill("SIGKILL");
+    const { adminToken, accountId } = await createAccount(app.url, app.operatorToken, "cut-chat", "10");
+    const agentId = await createAgent(app.url, adminToken, {
+      name: "two chats",
+      script: `export default async function run(input, ctx) {
+        const a = await ctx.chat({ model: "provider_a/model-2.0-flash", messages: [{ role: "user", content: "first" }] });
+        const b = await ctx.chat({ model: "provider_a/model-2.0-flash", messages: [{ role: "user", content: "hold me" }] });
+        return { a: a.content, b: b.content };
+      }`,
+    });
+    const t = await createTrigger(app.url, adminToken, agentId);
+    const before = await app.runtime.pool.query<{ b: string }>("select balance_micros::text as b from accounts where id = $1", [accountId]);
+    workers.push(spawnWorker(app, env));
+    const posted = await postWebhook(app.url, t.id, "{}", { "x-trigger-secret": t.secret });
+    const jobId = posted.body.job_id as string;
+    await waitUntil(() => heldModelCalls.length === 1, 180_000, "the second model call in flight");
+    await workers.at(-1)!.kill("SIGKILL");
+    workers.push(spawnWorker(app, env));
+    const status = await waitForJob(app.url, jobId, { "x-trigger-secret": t.secret }, 180_000);
+    expect(status.status, status.error).toBe("done");
+    const run = (await getJson(`${app.url}/api/runs/${jobId}`, { "x-trigger-secret": t.secret })).body;
+    expect(run.result).toEqual({ a: "answer to first", b: "answer to hold me" });
+    expect(modelCalls.filter((c) => c === "first")).toHaveLength(1);
+    expect(modelCalls.filter((c) => c === "hold me")).toHaveLength(2);
+    const steps = await app.runtime.pool.query("select key, executions, cost_micros from job_steps where job_id = $1 order by key", [jobId]);
+    expect(steps.rows.map((s) => [s.key, s.executions])).toEqual([
+      ["1:chat", 1],
+      ["2:chat", 2],
+    ]);
+    // Three holds (the cut one among them), the cut one handed back whole; the balance is down by exactly the job's cost.
+    const ledger = await app.runtime.pool.query<{ kind: string; n: number }>("select kind, count(*)::int as n from ledger_entries where account_id = $1 and kind in ('hold', 'charge') group by kind", [accountId]);
+    expect(Object.fromEntries(ledger.rows.map((r) => [r.kind, r.n])).hold).toBe(3);
+    const stepCost = steps.rows.reduce((n, s) => n + Number(s.cost_micros), 0);
+    const after = await app.runtime.pool.query<{ b: string }>("select balance_micros::text as b from accounts where id = $1", [accountId]);
+    expect(stepCost).toBeGreaterThan(0);
+    expect(Number(before.rows[0]!.b) - Number(after.rows[0]!.b)).toBe(stepCost);
+    // The run's thread holds both turns, once each, and is free again.
+    const thread = await app.runtime.pool.query("select busy_until, message_count from threads where id = $1", [run.thread_id]);
+    expect(thread.rows[0]).toMatchObject({ busy_until: null, message_count: 4 });
   }, 300_000);
 });

@@ -38,6 +38,11 @@ export class Journal {
     );
   }
 
+  /** Notes what a started step holds while in flight (a model call's hold and thread lease), for recovery after a crash. */
+  async inflight(key: string, info: unknown): Promise<void> {
+    await this.db.query("update job_steps set result = $3::jsonb where job_id = $1 and key = $2 and status = 'started'", [this.jobId, key, JSON.stringify(info)]);
+  }
+
   /** Stores a completed step; once done, a step is never executed again for this job. */
   async finish(key: string, kind: string, result: unknown, costMicros: number, seqAfter: number): Promise<void> {
     await this.db.query(

@@ -1,4 +1,6 @@
+import { releaseUnsettledHold } from "../billing/ledger.js";
 import { runChatTurn } from "../chat/engine.js";
+import { releaseLeftLease } from "../threads/store.js";
 import { EgressError, type Egress } from "../egress/fetch.js";
 import { AppError } from "../errors/app-error.js";
 import { HostCallError } from "../sandbox/index.js";
@@ -31,6 +33,12 @@ interface Stored {
   tool?: ToolUse;
   threadId?: string;
   modelCall?: Execution["modelCalls"][number];
+}
+
+/** What a model-call step holds while in flight (stored in its `started` journal row). */
+interface InFlightTurn {
+  holdReference: string;
+  threadId: string;
 }
 
 const MAX_LOG_LINE = 4000;
@@ -75,7 +83,7 @@ export class ScriptHost {
   call(method: string, args: unknown): Promise<unknown> {
     switch (method) {
       case "chat":
-        return this.journaled("chat", undefined, () => this.chat(args));
+        return this.journaled("chat", undefined, (key) => this.chat(args, key));
       case "fetch":
         return this.journaled("fetch", undefined, (key) => this.fetch(args, key));
       case "step:begin":
@@ -102,6 +110,7 @@ export class ScriptHost {
     const key = this.nextKey(kind, name);
     const done = this.d.steps.get(key);
     if (done?.status === "done") return this.replay(done.result as Stored);
+    if (done?.status === "started" && kind === "chat") await this.recoverCutTurn(done.result as InFlightTurn | null);
     await this.d.journal.start(key, kind);
     const { stored, cost } = await run(key);
     const clean = this.d.redact.json(stored);
@@ -109,12 +118,24 @@ export class ScriptHost {
     return clean.value;
   }
 
-  private async chat(raw: unknown): Promise<{ stored: Stored; cost: number }> {
+  /**
+   * A model call cut by a crash left its thread leased and its hold placed: if the turn never
+   * finished (the lease is still there), free both, so the re-executed call can use the run's
+   * thread and the account pays only for calls that answered.
+   */
+  private async recoverCutTurn(inflight: InFlightTurn | null): Promise<void> {
+    if (!inflight?.holdReference || !inflight.threadId) return;
+    const { pool } = this.d.runtime;
+    if (await releaseLeftLease(pool, inflight.threadId)) await releaseUnsettledHold(pool, this.d.job.accountId, inflight.holdReference);
+  }
+
+  private async chat(raw: unknown, key: string): Promise<{ stored: Stored; cost: number }> {
     const args = (raw ?? {}) as { model?: unknown; messages?: unknown; maxTokens?: unknown; max_tokens?: unknown };
     if (!Array.isArray(args.messages)) throw new HostCallError("ctx.chat needs { model, messages: [{ role, content }] }");
     const maxTokens = args.maxTokens ?? args.max_tokens;
     const { execution, job } = this.d;
     const started = Date.now();
+    let inflight: Promise<void> | undefined;
     const r = await runChatTurn(this.d.runtime, {
       accountId: job.accountId,
       agentId: job.agentId,
@@ -124,11 +145,17 @@ export class ScriptHost {
       // A secret never reaches the thread (or the model).
       messages: this.d.redact.json(args.messages) as { role: "system" | "user" | "assistant"; content: string }[],
       maxTokens: typeof maxTokens === "number" ? maxTokens : undefined,
+    }, {
+      // Recorded before the upstream call, so a crash mid-call can be cleaned up by the next attempt.
+      onStart: ({ id, threadId }) => {
+        inflight = this.d.journal.inflight(key, { holdReference: id, threadId } satisfies InFlightTurn).catch(() => {});
+      },
     }).catch((err: unknown) => {
       // Request-shape problems are the script's to handle (it can catch them); others abort the run.
       if (err instanceof AppError && ["invalid_request_error", "validation_failed", "model_not_found"].includes(err.code)) throw new HostCallError(err.message);
       throw err;
     });
+    await inflight;
     execution.threadId = r.threadId;
     const tool: ToolUse = { kind: "model", name: r.model, status: "ok", durationMs: Date.now() - started, costMicros: r.costMicros };
     const modelCall = { model: r.model, usage: r.usage, costMicros: r.costMicros };
