@@ -57,6 +57,23 @@ const anthropicSse = {
     ev("message_delta", { delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 5 } }) +
     ev("message_stop", {}),
 };
+// The tool path (a request that offers tools): the same text, then one tool_use block with its
+// input streamed as input_json_delta fragments, stop_reason tool_use (Anthropic format only).
+const anthropicToolJson = JSON.stringify({
+  ...JSON.parse(anthropicJson),
+  content: [{ type: "text", text: TEXT }, { type: "tool_use", id: "toolu_mock", name: "get_weather", input: { city: "Paris" } }],
+  stop_reason: "tool_use",
+});
+const anthropicToolSse =
+  anthropicSse.head +
+  WORDS.map(anthropicSse.text).join("") +
+  ev("content_block_stop", { index: 0 }) +
+  ev("content_block_start", { index: 1, content_block: { type: "tool_use", id: "toolu_mock", name: "get_weather", input: {} } }) +
+  ['{"city"', ':"Par', 'is"}'].map((p) => ev("content_block_delta", { index: 1, delta: { type: "input_json_delta", partial_json: p } })).join("") +
+  ev("content_block_stop", { index: 1 }) +
+  ev("message_delta", { delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 5 } }) +
+  ev("message_stop", {});
+
 const whole = (f: typeof openAiSse) => f.head + WORDS.map(f.text).join("") + f.tail;
 const openAiSseWhole = whole(openAiSse);
 const anthropicSseWhole = whole(anthropicSse);
@@ -80,12 +97,14 @@ const server = createServer((req, res) => {
     const url = req.url ?? "";
     const anthropic = url.endsWith("/v1/messages");
     if (req.method !== "POST" || !(anthropic || url.endsWith("/chat/completions"))) return void res.writeHead(404).end();
+    const tools = anthropic && /"tools"\s*:\s*\[/.test(body);
     if (/"stream"\s*:\s*true/.test(body)) {
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      if (tools) return void res.end(anthropicToolSse);
       if (DELAY_MS > 0) return slowStream(res, anthropic ? anthropicSse : openAiSse);
       return void res.end(anthropic ? anthropicSseWhole : openAiSseWhole);
     }
-    res.writeHead(200, { "content-type": "application/json" }).end(anthropic ? anthropicJson : openAiJson);
+    res.writeHead(200, { "content-type": "application/json" }).end(tools ? anthropicToolJson : anthropic ? anthropicJson : openAiJson);
   });
 });
 server.keepAliveTimeout = 65_000;

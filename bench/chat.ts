@@ -16,7 +16,8 @@ import { runSlowStreams } from "./lib/slow-streams.js";
  * - the mock directly (the baseline of each wire format);
  * - this gateway as deployed (`npm run serve` from dist/, NODE_ENV=production, PostgreSQL with
  *   fsync on), keys, billing (hold + settle), a new thread per request and rate limits on, on
- *   the provider_b translation path (OpenAI in, Anthropic Messages out) and on an
+ *   the provider_b translation path (OpenAI in, Anthropic Messages out; also with one function
+ *   tool offered and a tool_use answer: the tool path, target gw-b-tools) and on an
  *   OpenAI-compatible route; and `npm start` (dev launcher) on the provider_b path;
  * - Portkey and LiteLLM, each on its Anthropic provider (the same translation) and its OpenAI
  *   provider.
@@ -55,6 +56,10 @@ interface Target {
 
 const openAiBody = (model: string) => (stream: boolean) =>
   JSON.stringify({ model, messages: [{ role: "user", content: PROMPT }], max_tokens: 64, ...(stream ? { stream: true } : {}) });
+/** The tool path: one function tool offered; the mock answers with a tool_use block, which the gateway maps to tool-call deltas and stores. */
+const TOOLS = [{ type: "function", function: { name: "get_weather", description: "Weather in a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } }];
+const openAiToolsBody = (model: string) => (stream: boolean) =>
+  JSON.stringify({ model, messages: [{ role: "user", content: PROMPT }], max_tokens: 64, tools: TOOLS, ...(stream ? { stream: true } : {}) });
 const anthropicBody = (stream: boolean) =>
   JSON.stringify({ model: "mock-claude", max_tokens: 64, messages: [{ role: "user", content: PROMPT }], ...(stream ? { stream: true } : {}) });
 
@@ -116,7 +121,7 @@ await main(async () => {
     ];
     const gatewayRows: { label: string; commit: string; pid: number }[] = [];
     for (const g of gatewaySpecs) {
-      if (!want(`gw-b:${g.label}`) && !want(`gw-oa:${g.label}`)) continue;
+      if (!want(`gw-b:${g.label}`) && !want(`gw-b-tools:${g.label}`) && !want(`gw-oa:${g.label}`)) continue;
       buildServer(g.root);
       const db = `gw_${g.label.replace(/\W/g, "_")}`;
       await pg.createDatabase(db);
@@ -129,6 +134,8 @@ await main(async () => {
       const suffix = gatewaySpecs.length > 1 ? ` [${g.label} ${commit}]` : "";
       if (want(`gw-b:${g.label}`))
         targets.push({ id: `gw-b:${g.label}`, name: `agent-gateway serve, provider_b path${suffix}`, wire: "anthropic", url: `${gw.url}/api/v1/chat/completions`, headers: auth, body: openAiBody(MODEL_B) });
+      if (want(`gw-b-tools:${g.label}`))
+        targets.push({ id: `gw-b-tools:${g.label}`, name: `agent-gateway serve, provider_b path + tools${suffix}`, wire: "anthropic", url: `${gw.url}/api/v1/chat/completions`, headers: auth, body: openAiToolsBody(MODEL_B) });
       if (want(`gw-oa:${g.label}`))
         targets.push({ id: `gw-oa:${g.label}`, name: `agent-gateway serve, OpenAI-compatible route${suffix}`, wire: "openai", url: `${gw.url}/api/v1/chat/completions`, headers: auth, body: openAiBody(MODEL_OA) });
     }

@@ -24,6 +24,7 @@ describe("OpenTelemetry traces across processes", () => {
   let api: Proc;
   let worker: Proc;
   let apiUrl: string;
+  let workerMetricsUrl: string;
   let operatorToken: string;
 
   beforeAll(async () => {
@@ -50,8 +51,10 @@ describe("OpenTelemetry traces across processes", () => {
     };
     const port = await freePort();
     apiUrl = `http://127.0.0.1:${port}`;
-    api = runEntry("serve", { ...env, PORT: String(port), OTEL_SERVICE_NAME: "gateway-api" });
-    worker = runEntry("worker", { ...env, OTEL_SERVICE_NAME: "gateway-worker" });
+    api = runEntry("serve", { ...env, PORT: String(port), OTEL_SERVICE_NAME: "gateway-api", LOG_LEVEL: "debug" });
+    const metricsPort = await freePort();
+    workerMetricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+    worker = runEntry("worker", { ...env, OTEL_SERVICE_NAME: "gateway-worker", WORKER_METRICS_PORT: String(metricsPort) });
     await until(async () => (await fetch(`${apiUrl}/readyz`).catch(() => undefined))?.status === 200, "serve /readyz");
     await until(() => worker.output().includes("worker polling"), "worker polling");
   });
@@ -101,6 +104,14 @@ describe("OpenTelemetry traces across processes", () => {
     // Every span of the trace hangs off another span of it, except the webhook request's root.
     const ids = new Set(spans.map((s) => s.spanId));
     for (const s of spans) if (s !== webhookSpan()) expect(ids.has(s.parentSpanId!), `${s.service}: ${s.name}`).toBe(true);
+    // The request's log lines name its trace, next to its request id.
+    const logged = api
+      .output()
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as { msg: string; requestId?: string; trace_id?: string; req?: { url: string } })
+      .find((l) => l.msg === "request completed" && l.req?.url === `/api/triggers/${triggerId}/webhook`);
+    expect(logged).toMatchObject({ trace_id: traceId, requestId: res.headers.get("x-request-id") });
     // The trace context was stored with the job (the durable hop).
     const pool = new pg.Pool({ connectionString: db.url, max: 1 });
     try {
@@ -108,6 +119,35 @@ describe("OpenTelemetry traces across processes", () => {
       expect(rows[0]!.trace_context.split("-")[1]).toBe(traceId);
     } finally {
       await pool.end();
+    }
+  });
+
+  it("a script's ctx.chat calls (answered on the sandbox thread's messages) stay in the run's trace", async () => {
+    const script = `export default async function run(input, ctx) {
+      const r = await ctx.chat({ messages: [{ role: "user", content: "hi" }] });
+      return { said: r.content };
+    }`;
+    const { adminToken, triggerId, secret } = await triggerFixture(apiUrl, operatorToken, script);
+    // Twice: the second run reuses the sandbox thread the first one started.
+    for (let run = 0; run < 2; run++) {
+      const callsBefore = upstream.traceparents.length;
+      const traceId = randomBytes(16).toString("hex");
+      const res = await fetch(`${apiUrl}/api/triggers/${triggerId}/webhook`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-trigger-secret": secret, traceparent: `00-${traceId}-${randomBytes(8).toString("hex")}-01` },
+        body: JSON.stringify({ hello: "script", run }),
+      });
+      expect(res.status).toBe(202);
+      const { job_id } = (await res.json()) as { job_id: string };
+      expect(await waitForJobEnd(apiUrl, adminToken, job_id)).toBe("DONE");
+      expect(upstream.traceparents.length).toBe(callsBefore + 1);
+      expect(upstream.traceparents.at(-1)!.split("-")[1], `run ${run}`).toBe(traceId);
+      await until(() => ["RunActivity:executeAgentRun", "RunWorkflow:agentRun"].every((n) => inTrace(traceId).some((s) => s.name === n)), "the run's spans", 30_000);
+      await until(() => inTrace(traceId).some((s) => s.kind === CLIENT), "the script's upstream span", 30_000);
+      const spans = inTrace(traceId);
+      const activity = spans.find((s) => s.name === "RunActivity:executeAgentRun")!;
+      const upstreamCall = spans.find((s) => s.service === "gateway-worker" && s.kind === CLIENT);
+      expect(upstreamCall?.parentSpanId, describeTrace(spans)).toBe(activity.spanId);
     }
   });
 
@@ -131,7 +171,11 @@ describe("OpenTelemetry traces across processes", () => {
       await pool.end();
     }
     expect(await waitForJobEnd(apiUrl, adminToken, jobId)).toBe("DONE");
-    await until(() => inTrace(traceId).some((s) => s.service === "gateway-worker" && s.kind === CLIENT), "the late job's upstream span", 30_000);
+    await until(
+      () => ["dispatch job", "RunActivity:executeAgentRun"].every((n) => inTrace(traceId).some((s) => s.name === n)),
+      "the late job's spans",
+      30_000,
+    );
     const spans = inTrace(traceId);
     const dispatch = spans.find((s) => s.name === "dispatch job");
     expect(dispatch, describeTrace(spans)).toBeDefined();
@@ -151,13 +195,23 @@ describe("OpenTelemetry traces across processes", () => {
     });
     expect(res.status).toBe(200);
     await res.json();
-    await until(() => inTrace(callerTrace).some((s) => s.kind === CLIENT), "the chat's upstream span", 30_000);
+    await until(() => inTrace(callerTrace).some((s) => s.kind === CLIENT) && inTrace(callerTrace).some((s) => s.kind === SERVER), "the chat's spans", 30_000);
     const spans = inTrace(callerTrace);
     const server = spans.find((s) => s.kind === SERVER && s.name === "POST /api/v1/chat/completions");
     expect(server, describeTrace(spans)).toBeDefined();
     const client = spans.find((s) => s.kind === CLIENT)!;
     expect(client.parentSpanId).toBe(server!.spanId);
     expect(upstream.traceparents.some((tp) => tp.split("-")[1] === callerTrace)).toBe(true);
+  });
+
+  it("the standalone worker serves its /metrics on WORKER_METRICS_PORT: Temporal SDK and job metrics", async () => {
+    let text = "";
+    await until(async () => {
+      text = await (await fetch(workerMetricsUrl)).text();
+      return /^temporal_\w+/m.test(text);
+    }, "the SDK's metrics");
+    expect(text).toMatch(/^job_runs_finished_total\{status="done"\} [1-9]\d*$/m);
+    expect(text).toMatch(/^job_run_duration_seconds_count\{outcome="ok"\} [1-9]\d*$/m);
   });
 
   it("both processes still stop cleanly, and logs carry no trace of credentials", async () => {

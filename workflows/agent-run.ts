@@ -1,6 +1,6 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities, proxyLocalActivities } from "@temporalio/workflow";
+import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, proxyActivities, proxyLocalActivities } from "@temporalio/workflow";
 import type { JobActivities } from "../src/jobs/activities.js";
-import { NON_RETRYABLE_TYPES } from "./contract.js";
+import { NON_RETRYABLE_TYPES, type RunTimeouts } from "./contract.js";
 
 // Deterministic only: every side effect is an activity.
 
@@ -13,19 +13,9 @@ const bookkeeping = proxyLocalActivities<JobActivities>({
   retry: { initialInterval: "500 milliseconds", backoffCoefficient: 2, maximumInterval: "30 seconds", maximumAttempts: 50 },
 });
 
-function humanMessage(err: unknown): string {
-  let e: unknown = err;
-  if (e instanceof ActivityFailure && e.cause) e = e.cause;
-  if (e instanceof ApplicationFailure) return e.message;
-  return e instanceof Error ? e.message : String(e);
-}
-
-/** workflow id = job id. queued → running → done | failed. */
-export async function agentRun(jobId: string): Promise<void> {
-  // The run's timeouts come from configuration and the agent's limits, recorded in history by
-  // this activity: no timeout is written here.
-  const timeouts = await bookkeeping.beginRun(jobId);
-  const execution = proxyActivities<JobActivities>({
+/** The execution activity, with the timeouts `beginRun` derived from configuration and the agent's limits. */
+function execution(timeouts: RunTimeouts) {
+  return proxyActivities<JobActivities>({
     startToCloseTimeout: timeouts.executionTimeoutMs,
     heartbeatTimeout: timeouts.heartbeatTimeoutMs,
     retry: {
@@ -36,9 +26,28 @@ export async function agentRun(jobId: string): Promise<void> {
       nonRetryableErrorTypes: NON_RETRYABLE_TYPES,
     },
   });
+}
+
+function humanMessage(err: unknown): string {
+  let e: unknown = err;
+  if (e instanceof ActivityFailure && e.cause) e = e.cause;
+  if (e instanceof ApplicationFailure) return e.message;
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** workflow id = job id. queued → running → done | failed. */
+export async function agentRun(jobId: string): Promise<void> {
   try {
-    await execution.executeAgentRun(jobId);
+    // No timeout is written here: beginRun returns them (recorded in history, so replay-safe).
+    const timeouts = await bookkeeping.beginRun(jobId);
+    await execution(timeouts).executeAgentRun(jobId);
   } catch (err) {
+    if (isCancellation(err)) {
+      // cancelJob: the job is already failed("cancelled"); this only makes sure, then ends the
+      // run as cancelled. The activity hears the cancellation on its next heartbeat and stops the script.
+      await CancellationScope.nonCancellable(() => bookkeeping.markJobFailed(jobId, "cancelled"));
+      throw err;
+    }
     await bookkeeping.markJobFailed(jobId, humanMessage(err));
     return;
   }
@@ -47,7 +56,7 @@ export async function agentRun(jobId: string): Promise<void> {
 
 const maintenance = proxyActivities<JobActivities>({ startToCloseTimeout: "10 minutes", retry: { maximumAttempts: 5 } });
 
-/** Run by the retention Schedule. */
-export async function purgePayloads(): Promise<number> {
-  return maintenance.purgeExpiredPayloads();
+/** Run by the retention Schedule; `asOf` (ISO time) lets a test purge as if later. */
+export async function purgePayloads(asOf?: string): Promise<number> {
+  return maintenance.purgeExpiredPayloads(asOf);
 }

@@ -8,6 +8,7 @@ import { GraphQLError, parse, specifiedRules, validate, type GraphQLSchema, type
 import { WebSocketServer, type WebSocket } from "ws";
 import { ADMIN_TOKEN_REVOKED, tokenExists } from "../accounts/admin-tokens.js";
 import { useServer } from "graphql-ws/use/ws";
+import { REQUEST_ID_HEADER, requestIdOf } from "../infra/request-id.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { AppError } from "../errors/app-error.js";
 import { jsonTooDeep, MAX_JSON_DEPTH } from "../infra/json.js";
@@ -34,6 +35,8 @@ export interface MountedGraphQL {
 export async function mountGraphQL(runtime: Runtime, schema: GraphQLSchema, httpServer: HttpServer | HttpsServer): Promise<MountedGraphQL> {
   const formatError = formatGraphQLError(runtime.log);
   const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql" });
+  // The upgrade answer bypasses Express: it gets its x-request-id here.
+  wsServer.on("headers", (headers, req) => headers.push(`${REQUEST_ID_HEADER}: ${requestIdOf(req.headers)}`));
   // Open sockets by admin token id: a revocation (announced by whichever instance made it) closes them.
   const socketsByToken = new Map<string, Set<WebSocket>>();
   const revoked = (tokenId: string) => {

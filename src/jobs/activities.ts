@@ -5,6 +5,7 @@ import { ScriptError } from "../sandbox/index.js";
 import { FAILURE, HEARTBEAT_EVERY_MS, type RunTimeouts } from "../../workflows/contract.js";
 import { executeAgent, newExecution } from "./execute.js";
 import { runTimeouts } from "./limits.js";
+import { purgeExpired } from "./retention.js";
 import { agentForRun, type AgentRow, getJob, jobPayload, markDone, markFailed, markRunning, saveFailureDetails, saveOutput } from "./store.js";
 
 function classify(err: unknown): Error {
@@ -50,7 +51,8 @@ export function createJobActivities(runtime: Runtime) {
       const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
       const execution = newExecution();
       try {
-        await executeAgent(runtime, job, agent, payload.payload, execution);
+        // Cancellation (cancelJob) reaches the activity through its heartbeats and stops the script.
+        await executeAgent(runtime, job, agent, payload.payload, execution, ctx.cancellationSignal);
       } catch (err) {
         const failure = classify(err);
         await saveFailureDetails(pool, jobId, execution).catch(() => {});
@@ -69,16 +71,9 @@ export function createJobActivities(runtime: Runtime) {
       await markFailed(pool, jobId, message);
     },
 
-    /** Nulls webhook payloads older than each account's retention window (finished jobs only). */
-    async purgeExpiredPayloads(): Promise<number> {
-      const { rowCount } = await pool.query(
-        `update audit_entries e set payload = null, payload_purged_at = now()
-         from accounts a
-         where a.id = e.account_id and e.payload is not null
-           and e.created_at < now() - make_interval(days => a.retention_days)
-           and not exists (select 1 from jobs j where j.id = e.job_id and j.status in ('queued', 'running'))`,
-      );
-      return rowCount ?? 0;
+    /** Retention (jobs/retention.ts): every copy of expired payloads, and day-old idempotency records. `asOf` defaults to now. */
+    async purgeExpiredPayloads(asOf?: string): Promise<number> {
+      return (await purgeExpired(pool, asOf ? new Date(asOf) : new Date())).payloads;
     },
   };
 }

@@ -7,9 +7,9 @@ import { Journal } from "./journal.js";
 import { runLimits } from "./limits.js";
 import { createRedactor, type Redactor } from "./redact.js";
 import type { AgentRow } from "./store.js";
-import { ScriptHost, type Execution } from "./script-host.js";
+import { ScriptHost, usingModel, type Execution, type RunJob } from "./script-host.js";
 
-export type { Execution } from "./script-host.js";
+export type { Execution, ToolUse } from "./script-host.js";
 
 
 
@@ -27,22 +27,24 @@ export function newExecution(): Execution {
  */
 export async function executeAgent(
   runtime: Runtime,
-  job: { id: string; accountId: string; agentId: string },
+  job: RunJob,
   agent: AgentRow,
   payload: unknown,
   execution: Execution,
+  signal?: AbortSignal,
 ): Promise<Redactor> {
   if (!agent.script) {
-    const started = Date.now();
-    const r = await runChatTurn(runtime, {
-      accountId: job.accountId,
-      agentId: job.agentId,
-      messages: [{ role: "user", content: JSON.stringify(payload) }],
-    });
+    const r = await usingModel(execution, null, () =>
+      runChatTurn(runtime, {
+        accountId: job.accountId,
+        agentId: job.agentId,
+        messages: [{ role: "user", content: JSON.stringify(payload) }],
+        run: { jobId: job.id, triggerId: job.triggerId },
+      }),
+    );
     execution.threadId = r.threadId;
     execution.costMicros += r.costMicros;
     execution.modelCalls.push({ model: r.model, usage: r.usage, costMicros: r.costMicros });
-    execution.toolsUsed.push({ kind: "model", name: r.model, status: "ok", durationMs: Date.now() - started, costMicros: r.costMicros });
     execution.result = { role: "assistant", content: r.content };
     return createRedactor([]);
   }
@@ -72,6 +74,7 @@ export async function executeAgent(
       secrets,
       onLog: (line) => host.log(line),
       host: (method, args) => host.call(method, args),
+      signal,
     });
     execution.result = redact.json(result);
   } catch (err) {

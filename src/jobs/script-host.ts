@@ -17,6 +17,35 @@ export interface ToolUse {
   costMicros: number;
 }
 
+/** The job a run belongs to (its ids go onto the ledger rows of its model calls). */
+export interface RunJob {
+  id: string;
+  accountId: string;
+  agentId: string;
+  triggerId: string | null;
+}
+
+/** Runs one model call of a run and records it in the tools used, whether it succeeds or not. */
+export async function usingModel<T extends { model: string; costMicros: number }>(
+  execution: Execution,
+  model: string | null,
+  call: () => Promise<T>,
+  onTool?: (tool: ToolUse) => void,
+): Promise<T> {
+  const started = performance.now();
+  try {
+    const r = await call();
+    const tool: ToolUse = { kind: "model", name: r.model, status: "ok", durationMs: Math.round(performance.now() - started), costMicros: r.costMicros };
+    execution.toolsUsed.push(tool);
+    onTool?.(tool);
+    return r;
+  } catch (err) {
+    const status = err instanceof AppError ? err.code : "error";
+    execution.toolsUsed.push({ kind: "model", name: model ?? "default", status, durationMs: Math.round(performance.now() - started), costMicros: 0 });
+    throw err;
+  }
+}
+
 /** What one execution of an agent produced; filled as the run goes, so a failure still reports it. */
 export interface Execution {
   result: unknown;
@@ -46,7 +75,7 @@ const MAX_STEP_NAME = 120;
 
 export interface HostDeps {
   runtime: Runtime;
-  job: { id: string; accountId: string; agentId: string };
+  job: RunJob;
   journal: Journal;
   steps: Map<string, StepRecord>;
   egress: Egress;
@@ -134,32 +163,32 @@ export class ScriptHost {
     if (!Array.isArray(args.messages)) throw new HostCallError("ctx.chat needs { model, messages: [{ role, content }] }");
     const maxTokens = args.maxTokens ?? args.max_tokens;
     const { execution, job } = this.d;
-    const started = Date.now();
     let inflight: Promise<void> | undefined;
-    const r = await runChatTurn(this.d.runtime, {
+    let tool: ToolUse | undefined;
+    const model = typeof args.model === "string" ? args.model : null;
+    const r = await usingModel(execution, model, () => runChatTurn(this.d.runtime, {
       accountId: job.accountId,
       agentId: job.agentId,
       // Every ctx.chat of one run goes to the same thread, so the run's conversation is kept together.
       threadId: execution.threadId,
-      model: typeof args.model === "string" ? args.model : null,
+      model,
       // A secret never reaches the thread (or the model).
       messages: this.d.redact.json(args.messages) as { role: "system" | "user" | "assistant"; content: string }[],
       maxTokens: typeof maxTokens === "number" ? maxTokens : undefined,
+      run: { jobId: job.id, triggerId: job.triggerId },
     }, {
       // Recorded before the upstream call, so a crash mid-call can be cleaned up by the next attempt.
       onStart: ({ id, threadId }) => {
         inflight = this.d.journal.inflight(key, { holdReference: id, threadId } satisfies InFlightTurn).catch(() => {});
       },
-    }).catch((err: unknown) => {
+    }), (t) => (tool = t)).catch((err: unknown) => {
       // Request-shape problems are the script's to handle (it can catch them); others abort the run.
       if (err instanceof AppError && ["invalid_request_error", "validation_failed", "model_not_found"].includes(err.code)) throw new HostCallError(err.message);
       throw err;
     });
     await inflight;
     execution.threadId = r.threadId;
-    const tool: ToolUse = { kind: "model", name: r.model, status: "ok", durationMs: Date.now() - started, costMicros: r.costMicros };
     const modelCall = { model: r.model, usage: r.usage, costMicros: r.costMicros };
-    execution.toolsUsed.push(tool);
     execution.modelCalls.push(modelCall);
     return { stored: { value: { content: r.content, usage: r.usage, model: r.model }, tool, threadId: r.threadId, modelCall }, cost: r.costMicros };
   }

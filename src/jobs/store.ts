@@ -41,11 +41,12 @@ export interface JobRow {
   createdAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
+  replayOf?: string | null;
 }
 
 export const JOB_COLUMNS = `id, account_id as "accountId", agent_id as "agentId", trigger_id as "triggerId", status,
   thread_id as "threadId", result, error, attempts, cost_micros as "costMicros", logs, created_at as "createdAt",
-  started_at as "startedAt", finished_at as "finishedAt"`;
+  started_at as "startedAt", finished_at as "finishedAt", replay_of as "replayOf"`;
 
 export async function getJob(db: pg.Pool | pg.PoolClient, id: string): Promise<JobRow | undefined> {
   const { rows } = await db.query<JobRow>(`select ${JOB_COLUMNS} from jobs where id = $1`, [id]);

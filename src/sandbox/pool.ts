@@ -32,6 +32,8 @@ export interface RunOptions {
   secrets?: Record<string, string>;
   onLog?: (line: string) => void;
   host?: HostCall;
+  /** Aborting stops the script at once (its thread is terminated): a cancelled run. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -133,6 +135,7 @@ export class SandboxPool {
         }
         const { limits } = opts;
         slot.task.timer = setTimeout(() => this.kill(slot!, new ScriptError(`Script exceeded its wall time limit of ${limits.wallTimeMs} ms`, "timeout")), limits.wallTimeMs + KILL_GRACE_MS);
+        opts.signal?.addEventListener("abort", () => slot!.task?.id === id && this.kill(slot!, new ScriptError("The run was cancelled", "script")), { once: true });
         slot.worker.postMessage({
           type: "run",
           id,
@@ -214,8 +217,9 @@ export class SandboxPool {
   }
 
   private kill(slot: Slot, error?: Error): void {
-    if (error) this.finish(slot, { ok: false, error });
+    // Out of the pool first: finishing pumps the queue, which must not hand the next task to this dying thread.
     this.remove(slot);
+    if (error) this.finish(slot, { ok: false, error });
     slot.worker.terminate().catch(() => {});
     this.pump();
   }
