@@ -72,7 +72,12 @@ export function createLogger(level: string, name = "agent-gateway", destination?
       },
     },
     serializers: {
-      err: (err: Error) => ({ type: err.name, message: scrubSecrets(err.message), stack: err.stack ? scrubSecrets(err.stack) : undefined }),
+      // Callers sometimes log a string or a non-Error value as `err`; a serializer that throws
+      // would crash the process from inside a log call.
+      err: (err: unknown) =>
+        err instanceof Error
+          ? { type: err.name, message: scrubSecrets(String(err.message ?? "")), stack: err.stack ? scrubSecrets(err.stack) : undefined }
+          : { message: scrubSecrets(String(err)) },
     },
   }, destination);
 }

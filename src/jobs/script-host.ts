@@ -3,6 +3,7 @@ import { runChatTurn } from "../chat/engine.js";
 import { releaseLeftLease } from "../threads/store.js";
 import { EgressError, type Egress } from "../egress/fetch.js";
 import { AppError } from "../errors/app-error.js";
+import { unavailableError } from "../errors/unavailable.js";
 import { HostCallError } from "../sandbox/index.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { Journal, StepRecord } from "./journal.js";
@@ -184,7 +185,8 @@ export class ScriptHost {
     }), (t) => (tool = t)).catch((err: unknown) => {
       // Request-shape problems are the script's to handle (it can catch them); others abort the run.
       if (err instanceof AppError && ["invalid_request_error", "validation_failed", "model_not_found"].includes(err.code)) throw new HostCallError(err.message);
-      throw err;
+      // A database outage is no fault of the script: abort the run as retryable (service_unavailable).
+      throw unavailableError(err) ?? err;
     });
     await inflight;
     execution.threadId = r.threadId;
