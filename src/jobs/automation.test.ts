@@ -165,6 +165,11 @@ describe("automation: egress, secrets, logs", () => {
     expect(run.logs[5]).toMatch(/truncated: only the first 5 ctx.log lines are kept/);
     const g = await gql(app.url, admin, `query($id: ID!) { job(id: $id) { logs } }`, { id: run.job_id });
     expect(g.data?.job?.logs ?? g.errors).toEqual(run.logs);
+    // The execution activity's timeouts come from configuration (SCRIPT_WALL_TIME_MS + the save margin), not from the workflow's code.
+    const history = await app.runtime.temporal.client.workflow.getHandle(run.job_id).fetchHistory();
+    const scheduled = history.events!.map((e) => e.activityTaskScheduledEventAttributes).find((a) => a?.activityType?.name === "executeAgentRun")!;
+    expect(Number(scheduled.startToCloseTimeout!.seconds)).toBe((app.config.sandbox.wallTimeMs + 60_000) / 1000);
+    expect(Number(scheduled.heartbeatTimeout!.seconds)).toBe(5);
   });
 
   it("imports a script file through GraphQL, with errors at line and column and the size limit", async () => {
