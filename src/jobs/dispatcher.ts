@@ -135,7 +135,6 @@ export class Dispatcher {
           if (/pool after calling end|Connection terminated/i.test(String(err))) this.stop();
           else this.runtime.log.warn({ err: String(err) }, "dispatcher sweep failed");
         })
-        .then((started) => started)
         .finally(() => {
           // A full batch means a backlog: go again at once instead of waiting for the next tick.
           if (!this.stopped) this.loopTimer = setTimeout(tick, this.lastSweepFull ? 0 : (this.options.sweepEveryMs ?? 1000)).unref();
