@@ -16,25 +16,6 @@ const ALLOWED = [
   { edge: "src/jobs -> src/webhooks", owner: "faults" },
   { edge: "src/triggers -> src/webhooks", owner: "faults" },
   { edge: "src/jobs -> src/triggers", owner: "faults" },
-  // house: a composition root (src/app) takes the route list, the GraphQL schema and the worker
-  // out of http/, graphql/ and temporal/, which become low kits.
-  { edge: "src/http -> src/chat", owner: "house" },
-  { edge: "src/http -> src/console", owner: "house" },
-  { edge: "src/http -> src/jobs", owner: "house" },
-  { edge: "src/http -> src/webhooks", owner: "house" },
-  { edge: "src/http -> src/health", owner: "house" },
-  { edge: "src/graphql -> src/accounts", owner: "house" },
-  { edge: "src/graphql -> src/agents", owner: "house" },
-  { edge: "src/graphql -> src/keys", owner: "house" },
-  { edge: "src/graphql -> src/threads", owner: "house" },
-  { edge: "src/graphql -> src/triggers", owner: "house" },
-  { edge: "src/graphql -> src/billing", owner: "house" },
-  { edge: "src/graphql -> src/jobs", owner: "house" },
-  { edge: "src/runtime -> src/agents", owner: "house" },
-  { edge: "src/temporal -> src/jobs", owner: "house" },
-  { edge: "src/temporal -> src/runtime", owner: "house" },
-  { edge: "src/config -> src/providers", owner: "house" },
-  { edge: "src/dev -> src/entry", owner: "house" },
 ];
 
 const roots = ["src", "web/src", "workflows"];
