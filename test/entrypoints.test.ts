@@ -1,49 +1,17 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
 import { Client, Connection } from "@temporalio/client";
 import { createTestDatabase } from "./helpers/db.js";
+import { runEntry as run, until, type Proc } from "./helpers/processes.js";
 import { freePort } from "../src/dev/free-port.js";
 import { randomBase62 } from "../src/infra/ids.js";
 
 /**
  * The production entry points as separate processes (`npm run serve`, `npm run worker`): they
  * start against DATABASE_URL and TEMPORAL_ADDRESS, serve, run workflows, and stop cleanly on
- * SIGTERM. With TEST_DIST=1 (set by .ci/run right after `npm run build`) it runs the compiled
- * `dist/`, exactly as `npm run serve` / `npm run worker` do; otherwise the sources, so a stale
- * local build never decides the result.
+ * SIGTERM (see helpers/processes.ts for source vs dist).
  */
-const root = fileURLToPath(new URL("..", import.meta.url));
-const fromDist = process.env.TEST_DIST === "1";
-if (fromDist && !existsSync(`${root}/dist/src/entry/serve.js`)) throw new Error("TEST_DIST=1 but dist/ is not built: run npm run build");
-const entry = (name: string) => (fromDist ? [`dist/src/entry/${name}.js`] : ["--import", "@swc-node/register/esm-register", `src/entry/${name}.ts`]);
-
-interface Proc {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-function run(name: string, env: Record<string, string>): Proc {
-  let out = "";
-  const child = spawn(process.execPath, ["--enable-source-maps", ...entry(name)], { cwd: root, env: { PATH: process.env.PATH!, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
-  child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
-  return { child, output: () => out, exited: new Promise((r) => child.once("exit", (code) => r(code))) };
-}
-
-async function until(check: () => Promise<boolean> | boolean, what: string, ms = 60_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 describe("production entry points", () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   let env: Record<string, string>;

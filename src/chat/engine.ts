@@ -41,8 +41,10 @@ export interface TurnInput {
   options?: ModelOptions;
   /** System text for this turn only (the Responses API's `instructions`): sent, not stored. */
   instructions?: string;
-  /** How request message i is named in errors (chat: messages[i]; responses: input[i]). */
-  messageParam?: (i: number) => string;
+  /** The turn's id (also the ledger reference); chatcmpl-… when not given. */
+  id?: string;
+  /** How the call id of request message i is named in errors (chat: messages[i].tool_call_id; responses: input[k].call_id). */
+  toolResultParam?: (i: number) => string;
   /** The API key the call came with: the hold re-checks it exists (exact revocation). */
   keyId?: string;
   /**
@@ -111,7 +113,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
   const model = chooseModel(agent, input.model);
   const maxTokens = input.maxTokens ?? config.providers.defaultMaxOutputTokens;
   const price = priceFor(config, model);
-  const id = `chatcmpl-${randomBase62(18)}`;
+  const id = input.id ?? `chatcmpl-${randomBase62(18)}`;
   const leaseMs = config.providers.timeoutMs * (config.providers.maxRetries + 1) + 60_000;
   const system: ChatMessage[] = agent.instructions ? [{ role: "system", content: agent.instructions }] : [];
   if (input.instructions) system.push({ role: "system", content: input.instructions });
@@ -134,7 +136,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     let held = false;
     try {
       // Tool results that continue the thread answer the calls stored in it.
-      checkToolResults([...leased.history, ...input.messages], leased.history.length, input.messageParam ?? ((i) => `messages[${i}]`));
+      checkToolResults([...leased.history, ...input.messages], leased.history.length, input.toolResultParam ?? ((i) => `messages[${i}].tool_call_id`));
       held = await placeHold(pool, agent.accountId, hold, id, input.keyId);
     } finally {
       if (!held) await releaseLease(pool, threadId).catch(() => {});

@@ -85,7 +85,7 @@ function parseMessage(m: unknown, i: number, prev: ChatMessage | undefined, cont
 
 /**
  * Tool messages answer calls of the assistant message they follow. `from`: the index of the
- * first request message (after a thread's history); `param(i)` names request message i.
+ * first request message (after a thread's history); `param(i)` names the call id of request message i.
  * `skipLeading`: leading tool messages are left to the check against the thread's history.
  */
 export function checkToolResults(messages: ChatMessage[], from: number, param: (i: number) => string, skipLeading = false): void {
@@ -96,7 +96,7 @@ export function checkToolResults(messages: ChatMessage[], from: number, param: (
     else if (m.role === "tool") {
       if (leading && !open) return;
       if (!open?.has(m.toolCallId!)) {
-        throw bad(`${param(i - from)}.tool_call_id`, `${param(i - from)}.tool_call_id ${JSON.stringify(m.toolCallId)} answers no tool call of the preceding assistant message`);
+        throw bad(param(i - from), `${param(i - from)} ${JSON.stringify(m.toolCallId)} answers no tool call of the preceding assistant message`);
       }
     } else if (m.role !== "system") open = undefined;
     if (m.role !== "tool") leading = false;
@@ -137,7 +137,7 @@ export function parseChatRequest(body: unknown): ChatRequest {
   const tools = parseTools(body.tools, "tools", true);
   const seed = body.seed;
   if (given(seed) && (typeof seed !== "number" || !Number.isInteger(seed))) throw bad("seed", "seed must be an integer");
-  checkToolResults(messages, 0, (i) => `messages[${i}]`, given(threadId));
+  checkToolResults(messages, 0, (i) => `messages[${i}].tool_call_id`, given(threadId));
   return {
     model: (model as string | null | undefined) ?? undefined,
     messages,

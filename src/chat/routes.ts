@@ -6,10 +6,13 @@ import { checkModelOptions, type ToolCall } from "../providers/index.js";
 import { SUPPORTED_MODELS } from "../config/models.js";
 import type { RouteModule } from "../http/server.js";
 import { chooseModel, executeTurn } from "./engine.js";
-import { consumeRateLimit, rateLimitHeaders, sweepRateLimits, type RateLimitState } from "./rate-limit.js";
-import { parseChatRequest, type ChatRequest } from "./request.js";
+import { admission } from "./admission.js";
+import { sweepRateLimits } from "./rate-limit.js";
+import { parseChatRequest } from "./request.js";
+import { responsesRouter } from "./responses-routes.js";
+import { SseResponse, sseData } from "./sse.js";
 
-/** The OpenAI-compatible facade: POST /api/v1/chat/completions, GET /api/v1/models. */
+/** The OpenAI-compatible facade: POST /api/v1/chat/completions, GET /api/v1/models, the Responses API (responses-routes.ts). */
 
 const MODELS_CREATED = 1_735_689_600; // fixed, so the list is stable across instances
 
@@ -25,7 +28,7 @@ export const chatRoutes: RouteModule = (runtime) => {
   const sweep = setInterval(() => sweepRateLimits(runtime.pool).catch(() => {}), 10 * 60_000);
   sweep.unref();
 
-  const auth = (req: express.Request) => keys.authenticate(req.get("authorization"), req.get("x-api-key"));
+  const admit = admission(runtime, keys);
   // The models routes have no hold that re-checks the key in the database: look it up fresh.
   const authFresh = (req: express.Request) => keys.authenticate(req.get("authorization"), req.get("x-api-key"), { fresh: true });
 
@@ -46,21 +49,12 @@ export const chatRoutes: RouteModule = (runtime) => {
     "/api/v1/chat/completions",
     express.json({ limit: "4mb", type: () => true }),
     async (req, res) => {
-      const principal = await auth(req);
-      const onState = (s: RateLimitState) => {
-        const h = rateLimitHeaders(s);
-        for (const k in h) res.setHeader(k, h[k]!);
-      };
-      let chat: ChatRequest;
-      try {
-        chat = parseChatRequest(req.body);
+      const { principal, onState, value: chat } = await admit(req, res, (principal) => {
+        const chat = parseChatRequest(req.body);
         const model = chooseModel(principal.agent, chat.model);
         checkModelOptions(runtime.config, model, chat, chat.messages, (i, j) => `messages[${i}].content[${j}]`);
-      } catch (err) {
-        // Refused before the hold: the request still counts (and a 429 wins over a 400).
-        await consumeRateLimit(runtime.pool, principal.keyId, principal.rateLimitPerMinute, onState);
-        throw err;
-      }
+        return chat;
+      });
       const created = Math.floor(Date.now() / 1000);
       const input = {
         agent: principal.agent,
@@ -102,17 +96,13 @@ export const chatRoutes: RouteModule = (runtime) => {
         return;
       }
 
-      const abort = new AbortController();
-      res.on("close", () => {
-        if (!res.writableFinished) abort.abort();
-      });
+      const sse = new SseResponse(res);
       let id = "";
       let threadId = "";
       let model = chat.model ?? principal.agent.defaultModel;
-      let open = false;
       // Every chunk, the usage chunk included, is built here: `choice` null gives `choices: []`.
       const chunk = (choice: { delta: Record<string, unknown>; finish: string | null } | null, usage: unknown = null) =>
-        `data: ${JSON.stringify({
+        sseData({
           id,
           object: "chat.completion.chunk",
           created,
@@ -121,42 +111,12 @@ export const chatRoutes: RouteModule = (runtime) => {
           choices: choice ? [{ index: 0, delta: choice.delta, logprobs: null, finish_reason: choice.finish }] : [],
           ...(chat.includeUsage ? { usage } : {}),
           thread_id: threadId,
-        })}\n\n`;
-      // Chunks produced in one turn of the event loop (the SSE events of one upstream read) leave
-      // in one socket write: they are joined and written once the turn is over. Nothing waits for
-      // a later event, so a client sees every token as soon as it would have without this.
-      // (Not res.cork(): on a chunked response, Node drops corked writes that precede end().)
-      let pending = "";
-      const flush = () => {
-        const data = pending;
-        pending = "";
-        if (data && !res.writableEnded && !res.destroyed) res.write(data);
-      };
-      const write = (data: string) => {
-        if (!pending) setImmediate(flush);
-        pending += data;
-      };
-      const end = (data: string) => {
-        const all = pending + data;
-        pending = "";
-        res.end(all);
-      };
-      // Headers go out with the first token, so an upstream failure before it still gets a real
-      // HTTP status (and the SDK's typed error) instead of a broken 200 stream.
-      const openStream = () => {
-        if (open || res.destroyed) return;
-        open = true;
-        res.status(200);
-        res.setHeader("content-type", "text/event-stream; charset=utf-8");
-        res.setHeader("cache-control", "no-cache");
-        res.setHeader("connection", "keep-alive");
-        res.setHeader("x-accel-buffering", "no");
-        write(chunk({ delta: { role: "assistant", content: "" }, finish: null })); // sends the headers with it
-      };
+        });
+      const openStream = () => sse.open(() => chunk({ delta: { role: "assistant", content: "" }, finish: null }));
       try {
         const r = await executeTurn(runtime, input, {
           stream: true,
-          signal: abort.signal,
+          signal: sse.abort.signal,
           onStart: (info) => {
             id = info.id;
             threadId = info.threadId;
@@ -164,31 +124,35 @@ export const chatRoutes: RouteModule = (runtime) => {
           },
           onDelta: (text) => {
             openStream();
-            if (!res.destroyed) write(chunk({ delta: { content: text }, finish: null }));
+            sse.write(chunk({ delta: { content: text }, finish: null }));
           },
           onToolCall: (d) => {
             openStream();
-            if (res.destroyed) return;
             // OpenAI's shape: the first piece of a call has id, type and name; later ones only argument fragments.
-            const call = d.id !== undefined ? { index: d.index, id: d.id, type: "function", function: { name: d.name ?? "", arguments: d.arguments } } : { index: d.index, function: { arguments: d.arguments } };
-            write(chunk({ delta: { tool_calls: [call] }, finish: null }));
+            const call =
+              d.id !== undefined
+                ? { index: d.index, id: d.id, type: "function", function: { name: d.name ?? "", arguments: d.arguments } }
+                : { index: d.index, function: { arguments: d.arguments } };
+            sse.write(chunk({ delta: { tool_calls: [call] }, finish: null }));
           },
         });
         id = r.id;
-        if (r.aborted || res.destroyed) return;
+        if (r.aborted || sse.gone) return;
         openStream();
-        write(chunk({ delta: {}, finish: r.finishReason }));
-        if (chat.includeUsage) write(chunk(null, r.usage));
-        end("data: [DONE]\n\n");
+        sse.write(chunk({ delta: {}, finish: r.finishReason }));
+        if (chat.includeUsage) sse.write(chunk(null, r.usage));
+        sse.end("data: [DONE]\n\n");
       } catch (err) {
-        if (abort.signal.aborted) return; // the client left; nothing to answer
-        if (!open) throw err;
+        if (sse.abort.signal.aborted) return; // the client left; nothing to answer
+        if (!sse.opened) throw err;
         // Mid-stream failure: the status is already 200; tell the client in-band, as OpenAI does.
         const appError = err instanceof AppError ? err : new AppError("upstream_error", "The upstream stream failed");
-        if (!res.destroyed) end(`data: ${JSON.stringify(errorBody(appError, true))}\n\n`);
+        sse.end(sseData(errorBody(appError, true)));
       }
     },
   );
+
+  router.use(responsesRouter(runtime, admit, keys));
 
   // Body-parser failures on this surface answer 400 in the OpenAI envelope (never 413/500 HTML).
   const bodyErrors: ErrorRequestHandler = (err, _req, _res, next) => {

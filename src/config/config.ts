@@ -123,9 +123,17 @@ const envSchema = z.object({
   SCRIPT_MAX_HOST_CALLS: z.coerce.number().int().min(0).max(10_000).default(100),
   SANDBOX_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(2),
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
+  WORKER_METRICS_PORT: port.optional(),
   /** The most a GraphQL operation may cost: 1 per field, a connection's fields once per row asked for. */
   GRAPHQL_MAX_COST: z.coerce.number().int().min(100).max(10_000_000).default(20_000),
   METRICS_JOBS_REFRESH_SECONDS: z.coerce.number().min(1).max(3600).default(15),
+  // OpenTelemetry's standard names; tracing is on when an endpoint is set (see README, Telemetry).
+  OTEL_EXPORTER_OTLP_ENDPOINT: url(["http:", "https:"]).optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: url(["http:", "https:"]).optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(["http/json", "http/protobuf"], { message: "must be http/json or http/protobuf (spans are sent as OTLP/HTTP JSON, which OTLP/HTTP receivers accept on either; gRPC is not supported)" }).optional(),
+  OTEL_SERVICE_NAME: z.string().trim().min(1).default("agent-gateway"),
+  OTEL_TRACES_EXPORTER: z.enum(["otlp", "none"], { message: "must be otlp or none" }).optional(),
+  OTEL_SDK_DISABLED: bool.optional(),
 });
 
 type Env = z.infer<typeof envSchema>;
@@ -174,6 +182,10 @@ export interface Config {
   graphqlMaxCost: number;
   /** How stale the API's active-job gauges may be: /metrics queries them at most this often. */
   metricsJobsRefreshMs: number;
+  /** The worker's /metrics port (Temporal SDK + job metrics); unset: no worker metrics server. */
+  workerMetricsPort: number | undefined;
+  /** OpenTelemetry traces: `tracesUrl` set means on (OTLP/HTTP JSON to that URL). */
+  telemetry: { tracesUrl: string | undefined; serviceName: string };
 }
 
 /** Values the dev launcher supplies (generated secrets, embedded services) when the env lacks them. */
@@ -287,6 +299,14 @@ export function loadConfig(
     logLevel: env.LOG_LEVEL,
     graphqlMaxCost: env.GRAPHQL_MAX_COST,
     metricsJobsRefreshMs: env.METRICS_JOBS_REFRESH_SECONDS * 1000,
+    workerMetricsPort: env.WORKER_METRICS_PORT,
+    telemetry: {
+      tracesUrl:
+        env.OTEL_SDK_DISABLED || env.OTEL_TRACES_EXPORTER === "none"
+          ? undefined
+          : (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (env.OTEL_EXPORTER_OTLP_ENDPOINT ? `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, "")}/v1/traces` : undefined)),
+      serviceName: env.OTEL_SERVICE_NAME,
+    },
   };
 }
 

@@ -42,6 +42,32 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  // Worker side: what the agentRun workflow's activities did in this process.
+  readonly jobRunsStarted = new Counter({
+    name: "job_runs_started_total",
+    help: "Agent runs this worker started (markJobRunning)",
+    registers: [this.registry],
+  });
+  readonly jobRunsFinished = new Counter({
+    name: "job_runs_finished_total",
+    help: "Agent runs this worker finished, by final status",
+    labelNames: ["status"] as const,
+    registers: [this.registry],
+  });
+  readonly jobRunDuration = new Histogram({
+    name: "job_run_duration_seconds",
+    help: "Duration of one execution attempt of an agent run, by outcome",
+    labelNames: ["outcome"] as const,
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900],
+    registers: [this.registry],
+  });
+  readonly sandboxThreads = new Gauge({
+    name: "sandbox_pool_threads",
+    help: "Script sandbox threads of this process: size (the pool's maximum), started, busy; queued runs waiting",
+    labelNames: ["state"] as const,
+    registers: [this.registry],
+  });
+
   constructor(collectDefaults = true) {
     if (collectDefaults) collectDefaultMetrics({ register: this.registry });
   }

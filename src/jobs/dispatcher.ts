@@ -13,6 +13,8 @@ export const AGENT_RUN_WORKFLOW = "agentRun";
  */
 export class Dispatcher {
   private readonly queue: string[] = [];
+  /** Stored trace contexts of queued jobs (only filled while tracing is on). */
+  private readonly traceContexts = new Map<string, string>();
   private active = 0;
   private toMark: string[] = [];
   private markTimer: NodeJS.Timeout | undefined;
@@ -32,10 +34,12 @@ export class Dispatcher {
     return this.options.concurrency ?? 32;
   }
 
-  enqueue(jobIds: string[]): void {
+  enqueue(jobIds: string[], traceContexts: (string | null)[] = []): void {
     if (this.stopped || Date.now() < this.unhealthyUntil) return;
     const room = (this.options.maxQueue ?? 10_000) - this.queue.length;
-    this.queue.push(...jobIds.slice(0, Math.max(0, room)));
+    const taken = jobIds.slice(0, Math.max(0, room));
+    this.queue.push(...taken);
+    taken.forEach((id, i) => traceContexts[i] && this.traceContexts.set(id, traceContexts[i]));
     this.pump();
   }
 
@@ -47,6 +51,7 @@ export class Dispatcher {
         .catch((err) => {
           this.unhealthyUntil = Date.now() + 2000;
           this.queue.length = 0;
+          this.traceContexts.clear();
           this.runtime.log.warn({ err: String(err), jobId: id }, "workflow start failed; the dispatcher will retry");
         })
         .finally(() => {
@@ -57,10 +62,10 @@ export class Dispatcher {
   }
 
   /** Starts one job's workflow; resolves when it is started (or already was) and marked. */
-  async startWorkflow(jobId: string): Promise<void> {
+  async startWorkflow(jobId: string, traceContext?: string | null): Promise<void> {
     const { client, connection } = this.runtime.temporal;
-    try {
-      await connection.withDeadline(Date.now() + 5000, () =>
+    const start = () =>
+      connection.withDeadline(Date.now() + 5000, () =>
         client.workflow.start(AGENT_RUN_WORKFLOW, {
           taskQueue: this.runtime.config.temporal.taskQueue,
           workflowId: jobId,
@@ -68,6 +73,12 @@ export class Dispatcher {
           workflowIdReusePolicy: "REJECT_DUPLICATE",
         }),
       );
+    const { tracing } = this.runtime;
+    const stored = traceContext ?? this.traceContexts.get(jobId);
+    this.traceContexts.delete(jobId);
+    try {
+      // The start continues the trace of the request that created the job (stored with it).
+      await (tracing ? tracing.inStoredTrace(stored, "dispatch job", { "job.id": jobId }, start) : start());
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
@@ -98,8 +109,8 @@ export class Dispatcher {
     this.sweeping = true;
     let started = 0;
     try {
-      const { rows } = await this.runtime.pool.query<{ id: string }>(
-        `select id from jobs where dispatched_at is null and created_at < now() - make_interval(secs => $1::float8 / 1000)
+      const { rows } = await this.runtime.pool.query<{ id: string; trace_context: string | null }>(
+        `select id, trace_context from jobs where dispatched_at is null and created_at < now() - make_interval(secs => $1::float8 / 1000)
          order by created_at limit 500`,
         [this.options.sweepAfterMs ?? 3000],
       );
@@ -108,9 +119,9 @@ export class Dispatcher {
       this.lastSweepFull = false;
       const lane = async () => {
         while (i < rows.length && !failed && !this.stopped) {
-          const id = rows[i++]!.id;
+          const { id, trace_context } = rows[i++]!;
           try {
-            await this.startWorkflow(id);
+            await this.startWorkflow(id, trace_context);
             started++;
           } catch {
             failed = true; // Temporal unreachable: stop this pass, try again next tick

@@ -7,6 +7,7 @@ import { Metrics } from "../infra/metrics.js";
 import { PgEvents } from "../infra/pg-events.js";
 import { TemporalClientHandle } from "./temporal-client.js";
 import { scriptValidator } from "../sandbox/index.js";
+import { startTracing, type Tracing } from "../telemetry/tracing.js";
 
 /**
  * What every process shares: configuration, logger, database (MikroORM and the one `pg` pool it
@@ -24,6 +25,8 @@ export interface Runtime {
   events: PgEvents;
   temporal: TemporalClientHandle;
   metrics: Metrics;
+  /** OpenTelemetry, when the OTEL_* variables turn it on; undefined otherwise (nothing loaded). */
+  tracing?: Tracing;
   /** Syntax-checks agent scripts at create/update; installed by the sandbox module. */
   validateScript?: ScriptValidator;
   /** Run in order at the start of `close()` (e.g. stopping the webhook dispatcher loop). */
@@ -45,6 +48,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   if (!config.databaseUrl) throw new Error("DATABASE_URL: required (npm start provides an embedded PostgreSQL)");
   if (!config.temporal.address) throw new Error("TEMPORAL_ADDRESS: required (npm start provides a Temporal dev server)");
   const log = options.log ?? createLogger(config.logLevel);
+  // Before anything opens HTTP servers or clients, so they are traced from the start.
+  const tracing = await startTracing(config);
   const applicationName = `agw-${options.role ?? "process"}`;
   const { orm, pool } = await openDatabase(config.databaseUrl, {
     poolSize: config.databasePoolSize,
@@ -53,7 +58,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   });
   const events = new PgEvents(config.databaseUrl, pool, log, `${applicationName}-listen`);
   await events.start();
-  const temporal = new TemporalClientHandle({ ...config.temporal, address: config.temporal.address });
+  const temporal = new TemporalClientHandle({ ...config.temporal, address: config.temporal.address }, tracing ? [tracing.temporalPlugin] : []);
   const metrics = options.metrics ?? new Metrics();
   const closeHooks: (() => Promise<void> | void)[] = [];
   return {
@@ -64,6 +69,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     events,
     temporal,
     metrics,
+    tracing,
     validateScript: scriptValidator(config),
     closeHooks,
     async close() {
@@ -71,6 +77,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       await events.close();
       await temporal.close().catch(() => {});
       await orm.close(true).catch(() => {}); // ends the pool
+      await tracing?.flush().catch(() => {});
     },
   };
 }

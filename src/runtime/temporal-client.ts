@@ -1,4 +1,4 @@
-import { Client, Connection } from "@temporalio/client";
+import { Client, Connection, type ClientPlugin } from "@temporalio/client";
 import type { Config } from "../config/config.js";
 
 /**
@@ -9,9 +9,13 @@ export class TemporalClientHandle {
   readonly connection: Connection;
   readonly client: Client;
 
-  constructor(readonly config: Config["temporal"] & { address: string }) {
+  constructor(
+    readonly config: Config["temporal"] & { address: string },
+    /** E.g. OpenTelemetry's: workflow starts carry the caller's trace context in their headers. */
+    plugins: ClientPlugin[] = [],
+  ) {
     this.connection = Connection.lazy({ address: config.address, connectTimeout: 2000 });
-    this.client = new Client({ connection: this.connection, namespace: config.namespace });
+    this.client = new Client({ connection: this.connection, namespace: config.namespace, plugins });
   }
 
   /** Readiness probe: the frontend answers for our namespace within `timeoutMs`. */

@@ -12,6 +12,11 @@ export function sandboxPool(config: Pick<Config, "sandbox">): SandboxPool {
   return shared;
 }
 
+/** The shared pool's occupancy, without creating it. */
+export function sandboxPoolStats(): ReturnType<SandboxPool["stats"]> | undefined {
+  return shared?.stats();
+}
+
 /** The `runtime.validateScript` hook: a syntax error becomes a validation error naming the line. */
 export function scriptValidator(config: Pick<Config, "sandbox">) {
   return async (source: string): Promise<void> => {

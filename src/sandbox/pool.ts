@@ -1,3 +1,4 @@
+import { AsyncResource } from "node:async_hooks";
 import { Worker } from "node:worker_threads";
 import { AppError } from "../errors/app-error.js";
 
@@ -57,7 +58,10 @@ export class SandboxPool {
   constructor(private readonly size: number) {}
 
   run(opts: RunOptions): Promise<unknown> {
-    return new Promise((resolve, reject) => this.enqueue({ type: "run", opts, resolve, reject }));
+    // Host calls answer the thread's messages; bound here they run in the caller's async context
+    // (its trace span, its request id), not in the worker thread's event context.
+    const bound = opts.host ? { ...opts, host: AsyncResource.bind(opts.host) } : opts;
+    return new Promise((resolve, reject) => this.enqueue({ type: "run", opts: bound, resolve, reject }));
   }
 
   /** Resolves when the source compiles as a module with a default export; else a ScriptError naming the line. */
@@ -170,6 +174,11 @@ export class SandboxPool {
     this.remove(slot);
     if (slot.task) this.finish(slot, { ok: false, error: new Error(reason) });
     if (!this.closed) this.pump();
+  }
+
+  /** For the worker's /metrics. */
+  stats(): { size: number; started: number; busy: number; queued: number } {
+    return { size: this.size, started: this.slots.length, busy: this.slots.filter((s) => s.busy).length, queued: this.queue.length };
   }
 
   async close(): Promise<void> {

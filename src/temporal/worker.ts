@@ -3,6 +3,7 @@ import { NativeConnection, Worker, Runtime as TemporalRuntime, DefaultLogger, ty
 import type { Runtime } from "../runtime/runtime.js";
 import { createActivities } from "./activities.js";
 import { ensureRetentionSchedule } from "../jobs/schedule.js";
+import { jobMetricsInterceptor, loopbackPort, startWorkerMetricsServer } from "./worker-metrics.js";
 
 /** `workflows/index` of the tree this process runs from: the TypeScript source or `dist/`. */
 export function workflowsPath(): string {
@@ -11,12 +12,19 @@ export function workflowsPath(): string {
 }
 
 let temporalRuntimeInstalled = false;
-function installTemporalRuntime(level: string): void {
+/** Where the SDK's Prometheus exporter of this process listens (loopback), when one was asked for. */
+let sdkMetricsUrl: string | undefined;
+async function installTemporalRuntime(level: string, withMetrics: boolean): Promise<void> {
   if (temporalRuntimeInstalled) return;
   temporalRuntimeInstalled = true;
   const map: Record<string, LogLevel> = { trace: "TRACE", debug: "DEBUG", info: "WARN", warn: "WARN", error: "ERROR", fatal: "ERROR", silent: "ERROR" };
+  const bindAddress = withMetrics ? `127.0.0.1:${await loopbackPort()}` : undefined;
   try {
-    TemporalRuntime.install({ logger: new DefaultLogger(map[level] ?? "WARN") });
+    TemporalRuntime.install({
+      logger: new DefaultLogger(map[level] ?? "WARN"),
+      ...(bindAddress ? { telemetryOptions: { metrics: { prometheus: { bindAddress } } } } : {}),
+    });
+    if (bindAddress) sdkMetricsUrl = `http://${bindAddress}/metrics`;
   } catch {
     /* already installed by another component of this process */
   }
@@ -24,6 +32,8 @@ function installTemporalRuntime(level: string): void {
 
 export interface RunningWorker {
   worker: Worker;
+  /** The worker's /metrics, when WORKER_METRICS_PORT is set. */
+  metricsUrl?: string;
   /** Resolves when the worker has stopped (after `shutdown`, or on a fatal error). */
   done: Promise<void>;
   shutdown(): Promise<void>;
@@ -31,7 +41,7 @@ export interface RunningWorker {
 
 export async function startWorker(runtime: Runtime, options: { taskQueue?: string } = {}): Promise<RunningWorker> {
   const { config } = runtime;
-  installTemporalRuntime(config.logLevel);
+  await installTemporalRuntime(config.logLevel, config.workerMetricsPort !== undefined);
   const connection = await NativeConnection.connect({ address: config.temporal.address! });
   const worker = await Worker.create({
     connection,
@@ -40,12 +50,24 @@ export async function startWorker(runtime: Runtime, options: { taskQueue?: strin
     workflowsPath: workflowsPath(),
     activities: createActivities(runtime),
     shutdownGraceTime: "10 seconds",
+    interceptors: { activity: [jobMetricsInterceptor(runtime.metrics)] },
+    // OpenTelemetry (when on): workflow and activity spans continue the trace the start carried.
+    plugins: runtime.tracing ? [runtime.tracing.temporalPlugin] : [],
   });
+  const metricsServer =
+    config.workerMetricsPort === undefined
+      ? undefined
+      : await startWorkerMetricsServer({ metrics: runtime.metrics, host: config.host, port: config.workerMetricsPort, sdkMetricsUrl });
+  if (metricsServer) runtime.log.info({ url: metricsServer.url }, "worker metrics listening");
   // The retention Schedule (idempotent); a failure must not keep the worker from running jobs.
   await ensureRetentionSchedule(runtime, options.taskQueue ?? config.temporal.taskQueue).catch((err) => runtime.log.warn({ err }, "could not create the retention schedule"));
-  const done = worker.run().finally(() => connection.close().catch(() => {}));
+  const done = worker.run().finally(async () => {
+    await metricsServer?.close();
+    await connection.close().catch(() => {});
+  });
   return {
     worker,
+    metricsUrl: metricsServer?.url,
     done,
     async shutdown() {
       if (worker.getState() === "RUNNING") worker.shutdown();

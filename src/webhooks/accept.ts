@@ -26,6 +26,7 @@ export async function ingest(
     agentId: trigger.agentId,
     idempotencyKey,
     payloadText,
+    traceContext: runtime.tracing?.traceparent() ?? null,
   });
   if (r.created) return { ...r, status: "queued" };
   const { rows } = await runtime.pool.query<{ status: JobStatus }>("select status from jobs where id = $1", [r.jobId]);

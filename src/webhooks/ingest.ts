@@ -18,6 +18,8 @@ export interface IngestItem {
   idempotencyKey: string | null;
   /** The raw JSON body, already parsed once to prove it is JSON. */
   payloadText: string;
+  /** W3C traceparent of the request (tracing on only): the dispatcher's start continues that trace. */
+  traceContext?: string | null;
 }
 
 export interface IngestResult {
@@ -34,8 +36,8 @@ interface Pending {
 
 const INSERT_BATCH = `
 with input as (
-  select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
-    as t(job_id, trigger_id, account_id, agent_id, idem_key, payload, audit_id)
+  select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+    as t(job_id, trigger_id, account_id, agent_id, idem_key, payload, audit_id, trace_context)
 ),
 claimed as (
   insert into idempotency_records (trigger_id, key, job_id, expires_at, created_at)
@@ -49,8 +51,8 @@ winners as (
   select i.* from input i where i.idem_key is null or i.job_id in (select job_id from claimed)
 ),
 j as (
-  insert into jobs (id, account_id, agent_id, trigger_id, status, attempts, cost_micros, created_at)
-  select job_id, account_id, agent_id, trigger_id, 'queued', 0, 0, now() from winners
+  insert into jobs (id, account_id, agent_id, trigger_id, status, attempts, cost_micros, created_at, trace_context)
+  select job_id, account_id, agent_id, trigger_id, 'queued', 0, 0, now(), trace_context from winners
   returning id, account_id, agent_id, trigger_id, status, error, attempts
 ),
 a as (
@@ -78,8 +80,8 @@ export class IngestBatcher {
 
   constructor(
     private readonly pool: pg.Pool,
-    /** Called with the ids of newly created jobs once their batch is committed. */
-    private readonly onCommitted: (jobIds: string[]) => void,
+    /** Called with the ids of newly created jobs (and their trace contexts) once their batch is committed. */
+    private readonly onCommitted: (jobIds: string[], traceContexts: (string | null)[]) => void,
     options: IngestOptions = {},
   ) {
     this.maxInFlight = options.maxInFlight ?? 4;
@@ -172,9 +174,13 @@ export class IngestBatcher {
       items.map((i) => i.idempotencyKey),
       items.map((i) => i.payloadText),
       items.map(() => newId("aud")),
+      items.map((i) => i.traceContext ?? null),
     ]);
     const created = new Set(rows.map((r) => r.job_id));
-    if (created.size > 0) this.onCommitted([...created]);
+    if (created.size > 0) {
+      const traceOf = new Map(items.map((item, i) => [jobIds[i]!, item.traceContext ?? null]));
+      this.onCommitted([...created], [...created].map((id) => traceOf.get(id) ?? null));
+    }
     const results: IngestResult[] = items.map((_, i) => ({ jobId: jobIds[i]!, created: created.has(jobIds[i]!) }));
     const losers = items.map((item, i) => ({ item, i })).filter(({ i }) => !results[i]!.created);
     if (losers.length > 0) {

@@ -18,7 +18,7 @@ export function webhookServices(runtime: Runtime): WebhookServices {
   if (s) return s;
   const cache = new TriggerCache(runtime);
   const dispatcher = new Dispatcher(runtime);
-  const batcher = new IngestBatcher(runtime.pool, (ids) => dispatcher.enqueue(ids));
+  const batcher = new IngestBatcher(runtime.pool, (ids, traces) => dispatcher.enqueue(ids, traces));
   s = { cache, batcher, dispatcher };
   byRuntime.set(runtime, s);
   void runtime.events.subscribe(TRIGGER_CHANGED, (id) => cache.invalidate(id)).catch((err) => runtime.log.warn({ err }, "could not listen for trigger changes"));

@@ -1,0 +1,59 @@
+import type express from "express";
+
+/**
+ * A Server-Sent Events response for the chat and responses streams. Headers go out with the first
+ * event (`open`), so a failure before it still gets a real HTTP status and the SDK's typed error.
+ * Events produced in one turn of the event loop (the SSE events of one upstream read) leave in one
+ * socket write: they are joined and written once the turn is over. Nothing waits for a later event,
+ * so a client sees every token as soon as it would have without this. (Not res.cork(): on a chunked
+ * response, Node drops corked writes that precede end().)
+ */
+export class SseResponse {
+  private pending = "";
+  opened = false;
+  readonly abort = new AbortController();
+
+  constructor(private readonly res: express.Response) {
+    res.on("close", () => {
+      if (!res.writableFinished) this.abort.abort();
+    });
+  }
+
+  get gone(): boolean {
+    return this.res.destroyed;
+  }
+
+  /** Sends the status and headers (once), with `first()` as the first event. */
+  open(first: () => string): void {
+    if (this.opened || this.res.destroyed) return;
+    this.opened = true;
+    const res = this.res;
+    res.status(200);
+    res.setHeader("content-type", "text/event-stream; charset=utf-8");
+    res.setHeader("cache-control", "no-cache");
+    res.setHeader("connection", "keep-alive");
+    res.setHeader("x-accel-buffering", "no");
+    this.write(first());
+  }
+
+  private flush = () => {
+    const data = this.pending;
+    this.pending = "";
+    if (data && !this.res.writableEnded && !this.res.destroyed) this.res.write(data);
+  };
+
+  write(data: string): void {
+    if (this.res.destroyed) return;
+    if (!this.pending) setImmediate(this.flush);
+    this.pending += data;
+  }
+
+  end(data: string): void {
+    if (this.res.destroyed) return;
+    const all = this.pending + data;
+    this.pending = "";
+    this.res.end(all);
+  }
+}
+
+export const sseData = (data: unknown, event?: string) => `${event ? `event: ${event}\n` : ""}data: ${JSON.stringify(data)}\n\n`;
