@@ -20,7 +20,13 @@ export interface ApiServer {
 }
 
 /** Capability routers mounted under the API; each capability owns its paths. */
-export type RouteModule = (runtime: Runtime) => Router;
+export type RouteModule = (runtime: Runtime) => Router | MountedRoutes;
+
+/** A route module with long-lived machinery of its own (a queue, a loop): stopped after the server drained. */
+export interface MountedRoutes {
+  router: Router;
+  close(): Promise<void> | void;
+}
 
 export interface HttpServerOptions {
   port?: number;
@@ -53,7 +59,16 @@ export async function startHttpServer(runtime: Runtime, options: HttpServerOptio
   app.use(requestLog(log));
   const graphql = options.graphql ? await mountGraphQL(runtime, options.graphql.schema, server, options.graphql.auth) : undefined;
   if (graphql) app.use(graphql.router);
-  for (const route of options.routes ?? []) app.use(route(runtime));
+  const closers: (() => Promise<void> | void)[] = [];
+  for (const route of options.routes ?? []) {
+    const mounted = route(runtime);
+    // An express Router is itself a function; anything else is `{ router, close }`.
+    if (typeof mounted === "function") app.use(mounted);
+    else {
+      app.use(mounted.router);
+      closers.push(() => mounted.close());
+    }
+  }
   app.use(notFoundHandler);
   app.use(errorHandler(log));
 
@@ -85,6 +100,8 @@ export async function startHttpServer(runtime: Runtime, options: HttpServerOptio
         const timer = setTimeout(() => server.closeAllConnections(), drainMs);
         await closed;
         clearTimeout(timer);
+        // After the drain: in-flight requests may still hand work to a module's machinery.
+        for (const close of closers) await Promise.resolve(close()).catch((err) => log.warn({ err }, "a route module failed to close"));
       })();
       return closing;
     },

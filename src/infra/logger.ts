@@ -62,7 +62,12 @@ export function createLogger(level: string, name = "agent-gateway", destination?
       },
     },
     serializers: {
-      err: (err: Error) => ({ type: err.name, message: scrubSecrets(err.message), stack: err.stack ? scrubSecrets(err.stack) : undefined }),
+      // Anything may arrive as `err` (callers log `String(err)` too): a logger that throws turns a
+      // warning into an unhandled rejection.
+      err: (err: unknown) =>
+        err instanceof Error
+          ? { type: err.name, message: scrubSecrets(String(err.message)), stack: err.stack ? scrubSecrets(err.stack) : undefined }
+          : { message: scrubSecrets(String(err)) },
     },
   }, destination);
 }
