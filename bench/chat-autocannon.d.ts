@@ -7,6 +7,10 @@ declare module "autocannon" {
     body?: string;
     connections?: number;
     duration?: number;
+    amount?: number;
+    timeout?: number;
+    /** Per-request hook: returns the request to send (autocannon's `requests[].setupRequest`). */
+    requests?: { setupRequest?: (req: { method?: string; path?: string; headers: Record<string, string>; body?: string | Buffer }) => unknown }[];
   }
   interface Histogram {
     average: number;

@@ -1,198 +1,290 @@
 import "reflect-metadata";
-import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { randomBytes } from "node:crypto";
-import { tmpdir, cpus, loadavg } from "node:os";
-import { join } from "node:path";
-import pg from "pg";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import autocannon from "autocannon";
-import { startEmbeddedPostgres } from "../src/dev/embedded-postgres.js";
-import { freePort } from "../src/dev/free-port.js";
-import { migrateDatabase } from "../src/db/orm.js";
-import { createAccount } from "../src/accounts/service.js";
-import { createApiKey } from "../src/keys/service.js";
-import { newId, randomBase62 } from "../src/infra/ids.js";
+import { commandLine, firstLine, loadNow, main, provenance, say, startProcess, writeSection } from "./lib/harness.js";
+import { startDurablePostgres } from "./lib/postgres.js";
+import { buildServer, commitOf, createTenant, GATEWAY_LOG_LEVEL, migrateWithDist, startDevLauncher, startServe } from "./lib/gateway.js";
+import { ensureLiteLlm, startLiteLlm, startPortkey } from "./lib/peers.js";
+import { runSlowStreams } from "./lib/slow-streams.js";
 
 /**
- * `npm run bench:chat`: one zero-think-time mock upstream (bench/chat-mock.ts, OpenAI wire
- * format), one load generator (autocannon, same connections and duration), three targets:
- * the mock directly, this gateway (thread persistence, billing and rate limiting on: every request
- * opens a thread, holds, settles and stores two messages) and Portkey's open-source gateway routed
- * to the same mock. Reports req/s and the latency added over the direct baseline; writes the
- * "Chat" section of BENCHMARKS.md (unless BENCH_WRITE=0). Env: BENCH_CONNECTIONS, a comma-separated
- * list of concurrency levels (default 1,10,50: low concurrency shows per-request work, 50 shows
- * throughput under saturation), BENCH_DURATION s per cell (10).
+ * `npm run bench:chat`: one zero-think-time mock upstream (bench/chat-mock.ts, OpenAI and
+ * Anthropic wire formats), one load generator (autocannon), the same connections, duration and
+ * request for every target:
+ * - the mock directly (the baseline of each wire format);
+ * - this gateway as deployed (`npm run serve` from dist/, NODE_ENV=production, PostgreSQL with
+ *   fsync on), keys, billing (hold + settle), a new thread per request and rate limits on, on
+ *   the provider_b translation path (OpenAI in, Anthropic Messages out; also with one function
+ *   tool offered and a tool_use answer: the tool path, target gw-b-tools) and on an
+ *   OpenAI-compatible route; and `npm start` (dev launcher) on the provider_b path;
+ * - Portkey and LiteLLM, each on its Anthropic provider (the same translation) and its OpenAI
+ *   provider.
+ * Then the memory run: 1,000 concurrent slow streams through one API process (bench/lib/slow-streams.ts).
+ *
+ * Env: BENCH_CONNECTIONS (1,10,50), BENCH_DURATION s per cell (10), BENCH_WARMUP s (2),
+ * BENCH_TARGETS (comma list of target ids, default all), BENCH_PHASES (latency,streams),
+ * BENCH_STREAMS (1000), BENCH_GATEWAYS ("label=path,…": gateways built from other checkouts, for
+ * bench/compare.sh; default this checkout), BENCH_SECTION (heading suffix, for compare runs),
+ * BENCH_WRITE=0 (print only), BENCH_SKIP_BUILD=1, BENCH_VERBOSE=1.
  */
-const CONNECTION_LEVELS = String(process.env.BENCH_CONNECTIONS ?? "1,10,50")
+const LEVELS = String(process.env.BENCH_CONNECTIONS ?? "1,10,50")
   .split(",")
-  .map((s) => Number(s.trim()))
+  .map(Number)
   .filter((n) => Number.isInteger(n) && n > 0);
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
-const MODEL = "provider_a/model-2.5-flash";
-const children: ChildProcess[] = [];
-const say = (m: string) => process.stderr.write(`[bench] ${m}\n`);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
+const PHASES = new Set(String(process.env.BENCH_PHASES ?? "latency,streams").split(","));
+const ONLY = process.env.BENCH_TARGETS ? new Set(process.env.BENCH_TARGETS.split(",")) : undefined;
+const STREAMS = Number(process.env.BENCH_STREAMS ?? 1000);
+const MODEL_B = "provider_b/model-sonnet-4-6";
+const MODEL_OA = "provider_a/model-2.5-flash"; // routed to the mock as an OpenAI-compatible upstream
+const PROMPT = "Say hello in five words.";
 
-function start(name: string, args: string[], env: Record<string, string> = {}): ChildProcess {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  child.stderr!.on("data", (d) => process.env.BENCH_VERBOSE && process.stderr.write(`[${name}] ${d}`));
-  children.push(child);
-  return child;
-}
-
-async function waitFor(url: string, init?: RequestInit): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    try {
-      const r = await fetch(url, init);
-      await r.arrayBuffer();
-      if (r.status < 500) return;
-    } catch {
-      /* not up yet */
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not come up`);
-}
-
+type Wire = "openai" | "anthropic";
 interface Target {
+  id: string;
   name: string;
+  /** Which direct call it is compared with: the upstream wire format it speaks to the mock. */
+  wire: Wire;
+  direct?: boolean;
   url: string;
   headers: Record<string, string>;
-  model: string;
+  body: (stream: boolean) => string;
 }
 
-async function load(t: Target, stream: boolean, duration: number, connections: number) {
-  const body = JSON.stringify({ model: t.model, messages: [{ role: "user", content: "Say hello in five words." }], max_tokens: 64, ...(stream ? { stream: true } : {}) });
-  const r = await autocannon({
-    url: t.url,
-    method: "POST",
-    headers: { "content-type": "application/json", ...t.headers },
-    body,
-    connections,
-    duration,
-  });
-  const non2xx = r.non2xx + r.errors + r.timeouts;
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx, total: r.requests.total };
+const openAiBody = (model: string) => (stream: boolean) =>
+  JSON.stringify({ model, messages: [{ role: "user", content: PROMPT }], max_tokens: 64, ...(stream ? { stream: true } : {}) });
+/** The tool path: one function tool offered; the mock answers with a tool_use block, which the gateway maps to tool-call deltas and stores. */
+const TOOLS = [{ type: "function", function: { name: "get_weather", description: "Weather in a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } }];
+const openAiToolsBody = (model: string) => (stream: boolean) =>
+  JSON.stringify({ model, messages: [{ role: "user", content: PROMPT }], max_tokens: 64, tools: TOOLS, ...(stream ? { stream: true } : {}) });
+const anthropicBody = (stream: boolean) =>
+  JSON.stringify({ model: "mock-claude", max_tokens: 64, messages: [{ role: "user", content: PROMPT }], ...(stream ? { stream: true } : {}) });
+
+interface Cell {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  total: number;
 }
 
-const dir = mkdtempSync(join(tmpdir(), "agw-bench-"));
-let pgServer: Awaited<ReturnType<typeof startEmbeddedPostgres>> | undefined;
-try {
-  say("starting embedded PostgreSQL, mock upstream, this gateway and Portkey");
-  pgServer = await startEmbeddedPostgres(join(dir, "pg"));
-  await pgServer.ensureDatabase("bench");
-  const databaseUrl = pgServer.urlFor("bench");
-  await migrateDatabase(databaseUrl);
+async function load(t: Target, stream: boolean, duration: number, connections: number): Promise<Cell> {
+  const r = await autocannon({ url: t.url, method: "POST", headers: { "content-type": "application/json", ...t.headers }, body: t.body(stream), connections, duration });
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.non2xx + r.errors + r.timeouts, total: r.requests.total };
+}
 
-  const mock = start("mock", ["--import", "@swc-node/register/esm-register", "bench/chat-mock.ts"]);
-  const mockPort = await new Promise<number>((resolve) => mock.stdout!.once("data", (d) => resolve(Number(String(d).trim()))));
-  const mockBase = `http://127.0.0.1:${mockPort}/v1`;
+/** One request, checked for the mock's text (a target that does not really work is not measured). */
+async function check(t: Target, stream: boolean): Promise<void> {
+  const r = await fetch(t.url, { method: "POST", headers: { "content-type": "application/json", ...t.headers }, body: t.body(stream) });
+  const text = await r.text();
+  const ok = r.status === 200 && (stream ? text.includes("upstream") : text.includes("Hello from the mock upstream."));
+  if (!ok) throw new Error(`${t.name} (${stream ? "stream" : "non-stream"}) answered ${r.status}: ${text.slice(0, 300)}`);
+}
 
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-  const { account } = await createAccount(pool, "bench", 1_000_000n * 1_000_000n);
-  const agentId = newId("agt");
-  await pool.query("insert into agents (id, account_id, name, instructions, default_model, created_at, updated_at) values ($1, $2, 'bench', 'You are terse.', $3, now(), now())", [
-    agentId,
-    account.id,
-    MODEL,
-  ]);
-  const { key } = await createApiKey(pool, account.id, agentId, "bench", 1_000_000);
-  await pool.end();
+const mean = (connections: number, c: Cell) => (connections / c.rps) * 1000; // Little's law, closed loop
+const f2 = (x: number) => x.toFixed(2);
 
-  const gwPort = await freePort();
-  // BENCH_GATEWAY_NODE_ARGS: extra node flags for the gateway only (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
-  const gwNodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? "").split(" ").filter(Boolean);
-  start("gateway", [...gwNodeArgs, "--import", "@swc-node/register/esm-register", "src/entry/serve.ts"], {
-    NODE_ENV: "development",
-    DATA_DIR: join(dir, "data"),
-    DATABASE_URL: databaseUrl,
-    DATABASE_POOL_SIZE: process.env.BENCH_POOL_SIZE ?? "20",
-    TEMPORAL_ADDRESS: "127.0.0.1:1", // lazy client; chat never touches Temporal
-    OPERATOR_TOKEN: `opr_${randomBase62(32)}`,
-    SECRET_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
-    PORT: String(gwPort),
-    HOST: "127.0.0.1",
-    LOG_LEVEL: "warn",
-    OPENAI_COMPATIBLE_ROUTES: JSON.stringify({ [MODEL]: { baseUrl: mockBase, model: "mock" } }),
-  });
-  const pkPort = await freePort();
-  start("portkey", ["node_modules/@portkey-ai/gateway/build/start-server.js", `--port=${pkPort}`, "--headless"]);
-  await waitFor(`http://127.0.0.1:${gwPort}/healthz`);
-  await waitFor(`http://127.0.0.1:${pkPort}/`);
+await main(async () => {
+  const loadAtStart = loadNow();
+  const dir = mkdtempSync(join(tmpdir(), "agw-bench-chat-"));
+  try {
+    const gatewaySpecs = (process.env.BENCH_GATEWAYS ?? `this=${process.cwd()}`).split(",").map((s) => {
+      const [label, path] = s.split("=");
+      return { label: label!, root: resolve(path!) };
+    });
+    const want = (id: string) => !ONLY || ONLY.has(id) || ONLY.has(id.split(":")[0]!);
 
-  const targets: Target[] = [
-    { name: "mock upstream (direct)", url: `${mockBase}/chat/completions`, headers: {}, model: "mock" },
-    { name: "agent-gateway", url: `http://127.0.0.1:${gwPort}/api/v1/chat/completions`, headers: { authorization: `Bearer ${key}` }, model: MODEL },
-    {
-      name: "portkey gateway 1.15.2",
-      url: `http://127.0.0.1:${pkPort}/v1/chat/completions`,
-      headers: { authorization: "Bearer sk-mock", "x-portkey-provider": "openai", "x-portkey-custom-host": mockBase },
-      model: "mock",
-    },
-  ];
-  // Sanity: every target answers 200 with the mock's text before we measure.
-  for (const t of targets) {
-    const r = await fetch(t.url, { method: "POST", headers: { "content-type": "application/json", ...t.headers }, body: JSON.stringify({ model: t.model, messages: [{ role: "user", content: "hi" }] }) });
-    const text = await r.text();
-    if (r.status !== 200 || !text.includes("mock upstream")) throw new Error(`${t.name} answered ${r.status}: ${text.slice(0, 300)}`);
-  }
+    const { proc: mock, line } = await firstLine((onStdout) =>
+      startProcess("mock", process.execPath, ["--import", "@swc-node/register/esm-register", "bench/chat-mock.ts"], { onStdout }),
+    );
+    void mock;
+    const mockOrigin = `http://127.0.0.1:${line}`;
 
-  const rows: string[] = [];
-  const load0 = loadavg()[0]!.toFixed(2);
-  for (const connections of CONNECTION_LEVELS) {
-    for (const stream of [false, true]) {
-      const results = [];
-      for (const t of targets) {
-        await load(t, stream, 2, connections); // warm-up (JIT, connection pools, key cache)
-        const r = await load(t, stream, DURATION, connections);
-        say(`c=${connections} ${stream ? "stream    " : "non-stream"} ${t.name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx/errors ${r.non2xx}`);
-        results.push({ t, r });
-      }
-      const base = results[0]!.r;
-      const mode = stream ? "stream" : "non-stream";
-      for (const { t, r } of results) {
-        // A target that mostly failed answers fast with errors: its latency is not comparable.
-        if (r.non2xx > r.total / 2) {
-          rows.push(`| ${connections} | ${mode} | ${t.name} | failed | — | — | — | — (most requests failed, see notes) | ${r.non2xx} |`);
-          continue;
-        }
-        // autocannon's percentiles are whole milliseconds; the mean of a closed loop is exact
-        // (Little's law: connections / throughput), so it shows sub-millisecond differences.
-        const mean = (x: { rps: number }) => (connections / x.rps) * 1000;
-        const added =
-          t === targets[0] ? "—" : `+${(mean(r) - mean(base)).toFixed(2)} / +${(r.p50 - base.p50).toFixed(0)} / +${(r.p99 - base.p99).toFixed(0)}`;
-        rows.push(`| ${connections} | ${mode} | ${t.name} | ${r.rps.toFixed(0)} | ${mean(r).toFixed(2)} | ${r.p50} | ${r.p99} | ${added} | ${r.non2xx} |`);
-      }
+    say("starting PostgreSQL (durable settings)");
+    const pg = await startDurablePostgres(join(dir, "pg"));
+    const pgSettings = await pg.settings();
+    const upstreamEnv = {
+      PROVIDER_A_API_KEY: "sk-mock",
+      PROVIDER_A_BASE_URL: mockOrigin,
+      PROVIDER_B_API_KEY: "sk-mock",
+      PROVIDER_B_BASE_URL: mockOrigin,
+      OPENAI_COMPATIBLE_ROUTES: JSON.stringify({ [MODEL_OA]: { baseUrl: `${mockOrigin}/v1`, model: "mock" } }),
+      ...(process.env.BENCH_POOL_SIZE ? { DATABASE_POOL_SIZE: process.env.BENCH_POOL_SIZE } : {}),
+    };
+
+    const targets: Target[] = [
+      { id: "mock-openai", name: "mock upstream, OpenAI format (direct)", wire: "openai", direct: true, url: `${mockOrigin}/v1/chat/completions`, headers: {}, body: openAiBody("mock") },
+      { id: "mock-anthropic", name: "mock upstream, Anthropic format (direct)", wire: "anthropic", direct: true, url: `${mockOrigin}/v1/messages`, headers: { "x-api-key": "sk-mock", "anthropic-version": "2023-06-01" }, body: anthropicBody },
+    ];
+    const gatewayRows: { label: string; commit: string; pid: number }[] = [];
+    for (const g of gatewaySpecs) {
+      if (!want(`gw-b:${g.label}`) && !want(`gw-b-tools:${g.label}`) && !want(`gw-oa:${g.label}`)) continue;
+      buildServer(g.root);
+      const db = `gw_${g.label.replace(/\W/g, "_")}`;
+      await pg.createDatabase(db);
+      migrateWithDist(g.root, pg.url(db));
+      const gw = await startServe(`gateway ${g.label}`, g.root, { ...upstreamEnv, DATABASE_URL: pg.url(db), TEMPORAL_ADDRESS: "127.0.0.1:1" });
+      const tenant = await createTenant(gw.url, { model: MODEL_B });
+      const commit = commitOf(g.root);
+      gatewayRows.push({ label: g.label, commit, pid: gw.pid });
+      const auth = { authorization: `Bearer ${tenant.apiKey}` };
+      const suffix = gatewaySpecs.length > 1 ? ` [${g.label} ${commit}]` : "";
+      if (want(`gw-b:${g.label}`))
+        targets.push({ id: `gw-b:${g.label}`, name: `agent-gateway serve, provider_b path${suffix}`, wire: "anthropic", url: `${gw.url}/api/v1/chat/completions`, headers: auth, body: openAiBody(MODEL_B) });
+      if (want(`gw-b-tools:${g.label}`))
+        targets.push({ id: `gw-b-tools:${g.label}`, name: `agent-gateway serve, provider_b path + tools${suffix}`, wire: "anthropic", url: `${gw.url}/api/v1/chat/completions`, headers: auth, body: openAiToolsBody(MODEL_B) });
+      if (want(`gw-oa:${g.label}`))
+        targets.push({ id: `gw-oa:${g.label}`, name: `agent-gateway serve, OpenAI-compatible route${suffix}`, wire: "openai", url: `${gw.url}/api/v1/chat/completions`, headers: auth, body: openAiBody(MODEL_OA) });
     }
+    if (want("gw-start-b")) {
+      say("starting npm start (dev launcher)");
+      const root = gatewaySpecs[0]!.root;
+      const dev = await startDevLauncher("npm start", root, join(dir, "dev-data"), upstreamEnv);
+      const tenant = await createTenant(dev.url, { model: MODEL_B });
+      targets.push({ id: "gw-start-b", name: "agent-gateway npm start, provider_b path", wire: "anthropic", url: `${dev.url}/api/v1/chat/completions`, headers: { authorization: `Bearer ${tenant.apiKey}` }, body: openAiBody(MODEL_B) });
+    }
+    if (want("portkey-b") || want("portkey-oa")) {
+      const pk = await startPortkey();
+      const h = (provider: string, host: string) => ({ authorization: "Bearer sk-mock", "x-portkey-provider": provider, "x-portkey-custom-host": host });
+      if (want("portkey-b")) targets.push({ id: "portkey-b", name: `${pk.name}, Anthropic provider`, wire: "anthropic", url: `${pk.url}/v1/chat/completions`, headers: h("anthropic", `${mockOrigin}/v1`), body: openAiBody("mock-claude") });
+      if (want("portkey-oa")) targets.push({ id: "portkey-oa", name: `${pk.name}, OpenAI provider`, wire: "openai", url: `${pk.url}/v1/chat/completions`, headers: h("openai", `${mockOrigin}/v1`), body: openAiBody("mock") });
+    }
+    if (want("litellm-b") || want("litellm-oa")) {
+      const version = ensureLiteLlm();
+      const ll = await startLiteLlm(dir, mockOrigin, version);
+      if (want("litellm-b")) targets.push({ id: "litellm-b", name: `${ll.name}, Anthropic provider`, wire: "anthropic", url: `${ll.url}/v1/chat/completions`, headers: {}, body: openAiBody("bench-anthropic") });
+      if (want("litellm-oa")) targets.push({ id: "litellm-oa", name: `${ll.name}, OpenAI provider`, wire: "openai", url: `${ll.url}/v1/chat/completions`, headers: {}, body: openAiBody("bench-openai") });
+    }
+    for (const t of targets) for (const s of [false, true]) await check(t, s);
+
+    const sections: string[] = [];
+    await pg.resetStatements();
+    if (PHASES.has("latency")) {
+      const results = new Map<string, Cell>(); // `${id}|${connections}|${stream}`
+      const rows: string[] = [];
+      for (const connections of LEVELS) {
+        for (const stream of [false, true]) {
+          const cell = new Map<string, Cell>();
+          for (const t of targets) {
+            if (WARMUP > 0) await load(t, stream, WARMUP, connections);
+            const r = await load(t, stream, DURATION, connections);
+            cell.set(t.id, r);
+            results.set(`${t.id}|${connections}|${stream}`, r);
+            say(`c=${connections} ${stream ? "stream    " : "non-stream"} ${t.name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}`);
+          }
+          for (const t of targets) {
+            const r = cell.get(t.id)!;
+            const base = cell.get(t.wire === "openai" ? "mock-openai" : "mock-anthropic")!;
+            const failed = r.errors > r.total / 2;
+            const added = t.direct || failed ? "—" : `+${f2(mean(connections, r) - mean(connections, base))} / +${r.p50 - base.p50} / +${r.p99 - base.p99}`;
+            rows.push(
+              failed
+                ? `| ${connections} | ${stream ? "stream" : "non-stream"} | ${t.name} | failed | — | — | — | — | ${r.errors} |`
+                : `| ${connections} | ${stream ? "stream" : "non-stream"} | ${t.name} | ${r.rps.toFixed(0)} | ${f2(mean(connections, r))} | ${r.p50} | ${r.p99} | ${added} | ${r.errors} |`,
+            );
+          }
+        }
+      }
+      sections.push(latencySection(targets, results, rows, pgSettings, gatewayRows));
+      if (gatewayRows.length > 0) sections.push(await floorSection(pg, `gw_${gatewayRows[gatewayRows.length - 1]!.label.replace(/\W/g, "_")}`));
+    }
+    if (PHASES.has("streams")) {
+      const root = gatewaySpecs[0]!.root;
+      sections.push(await runSlowStreams({ dir, root, pg, count: STREAMS, model: MODEL_B }));
+    }
+    const suffix = process.env.BENCH_SECTION ? ` (${process.env.BENCH_SECTION})` : "";
+    writeSection(`## Chat${suffix}`, `${provenance(commandLine("bench:chat"), loadAtStart)}\n\n${sections.join("\n\n")}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
-  const section = [
-    "## Chat",
+});
+
+/** pg_stat_statements for the gateway's database over the latency runs, and the commit floor of this PostgreSQL. */
+async function floorSection(pg: Awaited<ReturnType<typeof startDurablePostgres>>, database: string): Promise<string> {
+  const stmts = (await pg.statements(database, 12)).filter((s) => s.calls >= 100);
+  const floor = await pg.floor(2000);
+  const cut = (q: string) => (q.length > 110 ? `${q.slice(0, 110)}…` : q).replace(/\|/g, "\\|");
+  return [
+    "### Where a turn's time goes in PostgreSQL",
     "",
-    `Command: \`BENCH_CONNECTIONS=${CONNECTION_LEVELS.join(",")} BENCH_DURATION=${DURATION} npm run bench:chat\`. Run on ${new Date().toISOString().slice(0, 10)}, ${cpus().length} CPUs (${cpus()[0]?.model ?? "unknown"}), Node ${process.version}, 1-min load average ${load0} at the start.`,
+    "From `pg_stat_statements` over the runs above (the gateway's database; statements called at least 100 times). Execution time excludes the",
+    "round trip and the commit's WAL flush; every statement here commits on its own.",
     "",
-    `One zero-think-time mock upstream (OpenAI wire format, \`bench/chat-mock.ts\`), autocannon with ${CONNECTION_LEVELS.join(" / ")} connections for ${DURATION} s per cell after a 2 s warm-up, the same request body`,
-    "(one user message, max_tokens 64). This gateway runs as `src/entry/serve.ts` on an embedded PostgreSQL (fsync off, as in dev/test) with everything on:",
-    "API-key auth, the PostgreSQL-backed per-key rate limiter, a new thread per request (insert + two stored messages), hold and settle with ledger rows —",
-    "two database round trips per request (rate limit + hold + thread before the upstream call; messages + settle + lease release before the answer).",
-    "Portkey's gateway (`@portkey-ai/gateway`, `build/start-server.js --headless`) forwards to the same mock as an OpenAI provider with a custom host and stores nothing.",
-    "All three processes and the load generator share one machine, so absolute numbers are machine-bound; compare the added latency.",
-    "Notes: Portkey 1.15.2 answers every streamed request to an OpenAI custom host with HTTP 500 on this machine (its log: `TypeError: immutable` in",
-    "`updateHeaders`, on Node 24 and Node 20 alike), so its stream row is marked failed. autocannon measures a streamed request until its last byte.",
-    "autocannon's p50/p99 are whole milliseconds; \"mean\" is connections / req/s (exact for a closed loop, Little's law), which resolves sub-millisecond",
-    "differences at 1 connection. At 1 connection added latency is per-request work; at 50 it is mostly queueing on the 2 shared cores (throughput per CPU).",
+    "| calls | mean exec ms | statement |",
+    "|---|---|---|",
+    ...stmts.map((s) => `| ${s.calls} | ${s.meanMs.toFixed(3)} | \`${cut(s.query)}\` |`),
     "",
-    "| connections | mode | target | req/s | mean ms | p50 ms | p99 ms | added mean / p50 / p99 ms over direct | non-2xx + errors |",
+    `Same server, one connection, 2,000 sequential calls each: \`select 1\` round trip p50 ${floor.selectMs.toFixed(3)} ms; a one-row insert committed on its own`,
+    `(round trip + WAL flush with fsync on) p50 ${floor.commitMs.toFixed(3)} ms; the same insert with \`synchronous_commit = off\` p50 ${floor.asyncCommitMs.toFixed(3)} ms.`,
+    "A chat turn commits twice before its answer (hold + thread before the upstream",
+    `call, messages + settle after it), so its database floor is about 2 × ${floor.commitMs.toFixed(2)} ms plus the two statements' execution time, at one connection`,
+    "and before any HTTP work (docs/billing-reservations.md weighs moving it).",
+  ].join("\n");
+}
+
+function latencySection(
+  targets: Target[],
+  results: Map<string, Cell>,
+  rows: string[],
+  pgSettings: string,
+  gateways: { label: string; commit: string }[],
+): string {
+  const get = (id: string, c: number, s: boolean) => results.get(`${id}|${c}|${s}`);
+  const added = (id: string, c: number, s: boolean) => {
+    const t = targets.find((x) => x.id === id);
+    const r = get(id, c, s);
+    const base = t && get(t.wire === "openai" ? "mock-openai" : "mock-anthropic", c, s);
+    return r && base && r.errors <= r.total / 2 ? mean(c, r) - mean(c, base) : undefined;
+  };
+  const ours = `gw-b:${gateways[gateways.length - 1]?.label ?? "this"}`; // compare runs: the head build
+  const lines: string[] = [];
+  const verdict = (label: string, ok: boolean | undefined, detail: string) => lines.push(`| ${label} | ${ok === undefined ? "not measured" : ok ? "**met**" : "**not met**"} | ${detail} |`);
+  const lo = LEVELS[0]!;
+  const hi = LEVELS[LEVELS.length - 1]!;
+  for (const s of [false, true]) {
+    const mode = s ? "stream" : "non-stream";
+    const a = added(ours, lo, s);
+    const p = added("portkey-b", lo, s);
+    verdict(`added mean at ${lo} connection(s) ≤ Portkey's (${mode}, provider_b vs Portkey's Anthropic provider)`, a !== undefined && p !== undefined ? a <= p : undefined,
+      a !== undefined && p !== undefined ? `ours +${f2(a)} ms, Portkey +${f2(p)} ms: ${f2(a / p)}× Portkey's` : "—");
+    const ra = get(ours, hi, s);
+    const rp = get("portkey-b", hi, s);
+    verdict(`throughput at ${hi} connections ≥ Portkey's (${mode})`, ra && rp && rp.errors <= rp.total / 2 ? ra.rps >= rp.rps : undefined,
+      ra && rp ? `ours ${ra.rps.toFixed(0)} req/s, Portkey ${rp.rps.toFixed(0)} req/s: ${f2(ra.rps / rp.rps)}× Portkey's` : "—");
+    const l = added("litellm-b", lo, s);
+    verdict(`LiteLLM's added mean at ${lo} connection(s) ≥ 5× ours (${mode})`, a !== undefined && l !== undefined ? l >= 5 * a : undefined,
+      a !== undefined && l !== undefined ? `LiteLLM +${f2(l)} ms, ours +${f2(a)} ms: ${f2(l / a)}×` : "—");
+  }
+  return [
+    "### Added latency and throughput, side by side",
+    "",
+    `autocannon, ${LEVELS.join(" / ")} connections, ${DURATION} s per cell after a ${WARMUP} s warm-up, one request body (one user message, max_tokens 64),`,
+    "every target answering from the same zero-think-time mock (`bench/chat-mock.ts`). \"added\" is over the direct call to the mock in the wire format",
+    "the target speaks upstream (Anthropic Messages for the provider_b path and the peers' Anthropic providers; OpenAI otherwise).",
+    "\"mean\" is connections / req/s (Little's law for a closed loop; it resolves sub-millisecond differences); autocannon's p50/p99 are whole milliseconds.",
+    "At 1 connection added latency is per-request work; at 50 every process shares the same 2 cores with the load generator, so it is mostly queueing.",
+    "",
+    `- agent-gateway: \`npm run serve\` (node dist/src/entry/serve.js, NODE_ENV=production, LOG_LEVEL=${GATEWAY_LOG_LEVEL}) on PostgreSQL ${pgSettings}`,
+    `  (build${gateways.length > 1 ? "s" : ""}: ${gateways.map((g) => `${g.label} = ${g.commit}`).join(", ") || "—"}). Every request: API-key auth, per-key rate limit, hold on the balance, a new`,
+    "  thread, the upstream call, then the two stored messages + settle — two PostgreSQL round trips, each a durable commit. provider_b path: the",
+    "  gateway translates the OpenAI request into an Anthropic Messages call and the answer (and SSE events) back. `npm start`: the dev launcher",
+    "  (embedded PostgreSQL with fsync off, Temporal dev server and worker in the same process tree).",
+    "- Portkey: `build/start-server.js --headless`, per-request routing headers, stores nothing; its `@hono/node-server` pinned to 1.13.8 (package.json",
+    "  `overrides`), without which every streamed response is an HTTP 500 (`TypeError: immutable`, Portkey-AI/gateway#1389). Its stream reader waits",
+    "  25 ms before forwarding the first upstream chunk of every stream (`readStream` in its stream handler), which shows in its stream rows.",
+    "- LiteLLM: `litellm --config config.yaml --num_workers 1` (`bench/lib/peers.ts` writes the config), no master key, no database.",
+    "",
+    "| connections | mode | target | req/s | mean ms | p50 ms | p99 ms | added mean / p50 / p99 ms | non-2xx + errors |",
     "|---|---|---|---|---|---|---|---|---|",
     ...rows,
     "",
+    "### Targets (issue 13)",
+    "",
+    "| target | verdict | measured |",
+    "|---|---|---|",
+    ...lines,
   ].join("\n");
-  const file = "BENCHMARKS.md";
-  const current = existsSync(file) ? readFileSync(file, "utf8") : "# Benchmarks\n\n";
-  const next = /^## Chat\n/m.test(current) ? current.replace(/^## Chat\n[\s\S]*?(?=^## |(?![\s\S]))/m, `${section}\n`) : `${current.trimEnd()}\n\n${section}`;
-  if (process.env.BENCH_WRITE !== "0") writeFileSync(file, next);
-  process.stdout.write(`${section}\n`);
-} finally {
-  for (const c of children) c.kill("SIGTERM");
-  await new Promise((r) => setTimeout(r, 500));
-  await pgServer?.stop().catch(() => {});
-  rmSync(dir, { recursive: true, force: true });
 }

@@ -194,6 +194,7 @@ describe("web console in Chromium", () => {
     expect(py).toContain(`base_url="${app.url}/api/v1"`);
     expect(py).toContain(`extra_body={"thread_id": thread_id}`);
     expect(py).toContain('model="provider_b/model-haiku-4-5-20251001"');
+    expect(py).toContain('"tool_call_id": c.id');
     await page.getByRole("tab", { name: "Node.js (openai)" }).click();
     expect(await page.locator("[data-testid=example-node]").innerText()).toContain(`baseURL: "${app.url}/api/v1", apiKey: "${key2}"`);
     await shot("05-agent-keys-examples");

@@ -45,6 +45,13 @@ describe("production entry points", () => {
     expect(p.output()).not.toMatch(/\n\s+at /); // no stack trace
   });
 
+  it("refuse to start with an http:// PUBLIC_BASE_URL (webhook URLs are HTTPS only)", async () => {
+    const p = run("serve", { ...env, PORT: String(await freePort()), PUBLIC_BASE_URL: "http://gateway.test" });
+    expect(await p.exited).toBe(1);
+    expect(p.output()).toMatch(/PUBLIC_BASE_URL: must be an https:\/\/ URL/);
+    expect(p.output()).not.toMatch(/\n\s+at /);
+  });
+
   it("serve answers /readyz, worker runs workflows, both stop cleanly on SIGTERM", async () => {
     const port = await freePort();
     const api = run("serve", { ...env, PORT: String(port) });

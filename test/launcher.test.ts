@@ -157,3 +157,53 @@ describe("npm start (dev launcher)", () => {
     expect(await waitDead(pids.temporal)).toBe(true);
   });
 });
+
+describe("a script that waits for /readyz after npm start, then runs the admin CLI at once (issue 8, defect 1)", () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "agw-race-"));
+  let l: Launcher | undefined;
+  afterAll(async () => {
+    if (l && l.child.exitCode === null) l.child.kill("SIGKILL");
+    const pids = childPids(dataDir);
+    for (const pid of [pids.postgres, pids.temporal]) if (pid && isAlive(pid)) process.kill(pid, "SIGKILL");
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("the CLI succeeds against the running stack, and the stack stays up", async () => {
+    l = await launch(dataDir);
+    // Poll as tightly as a script would; no waiting for the banner.
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      if (l.child.exitCode !== null) throw new Error(`launcher exited early:\n${l.output()}`);
+      if (Date.now() > deadline) throw new Error(`not ready:\n${l.output()}`);
+      const status = await fetch(`http://127.0.0.1:${l.port}/readyz`).then(
+        (r) => r.status,
+        () => 0,
+      );
+      if (status === 200) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const created = JSON.parse(await admin(["create-account", "--name", "racer", "--balance", "1", "--json"], dataDir));
+    expect(created.adminToken).toMatch(/^adm_/);
+    const pids = childPids(dataDir);
+    expect(pids.postgres && isAlive(pids.postgres)).toBe(true);
+    expect(l.child.exitCode).toBeNull();
+    expect((await fetch(`http://127.0.0.1:${l.port}/readyz`)).status).toBe(200);
+    const me = await gql(`http://127.0.0.1:${l.port}`, created.adminToken, "{ me { id balance } }");
+    expect(me.data).toEqual({ me: { id: created.accountId, balance: "1.000000" } });
+    expect(l.output()).not.toMatch(/exited unexpectedly|unexpected postmaster exit/);
+    l.child.kill("SIGINT");
+    expect(await l.exited).toBe(0);
+  });
+
+  it("a second PostgreSQL start on a data directory whose owner is alive is refused, and the live server is untouched", async () => {
+    const { startEmbeddedPostgres } = await import("../src/dev/embedded-postgres.js");
+    const dir = join(dataDir, "owned");
+    const owner = await startEmbeddedPostgres(dir);
+    try {
+      await expect(startEmbeddedPostgres(dir)).rejects.toThrow(/belongs to the running process/);
+      await owner.ensureDatabase("still_alive");
+    } finally {
+      await owner.stop();
+    }
+  });
+});

@@ -50,7 +50,7 @@ describe("OpenTelemetry traces across processes", () => {
     };
     const port = await freePort();
     apiUrl = `http://127.0.0.1:${port}`;
-    api = runEntry("serve", { ...env, PORT: String(port), OTEL_SERVICE_NAME: "gateway-api" });
+    api = runEntry("serve", { ...env, PORT: String(port), OTEL_SERVICE_NAME: "gateway-api", LOG_LEVEL: "debug" });
     worker = runEntry("worker", { ...env, OTEL_SERVICE_NAME: "gateway-worker" });
     await until(async () => (await fetch(`${apiUrl}/readyz`).catch(() => undefined))?.status === 200, "serve /readyz");
     await until(() => worker.output().includes("worker polling"), "worker polling");
@@ -101,6 +101,14 @@ describe("OpenTelemetry traces across processes", () => {
     // Every span of the trace hangs off another span of it, except the webhook request's root.
     const ids = new Set(spans.map((s) => s.spanId));
     for (const s of spans) if (s !== webhookSpan()) expect(ids.has(s.parentSpanId!), `${s.service}: ${s.name}`).toBe(true);
+    // The request's log lines name its trace, next to its request id.
+    const logged = api
+      .output()
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as { msg: string; requestId?: string; trace_id?: string; req?: { url: string } })
+      .find((l) => l.msg === "request completed" && l.req?.url === `/api/triggers/${triggerId}/webhook`);
+    expect(logged).toMatchObject({ trace_id: traceId, requestId: res.headers.get("x-request-id") });
     // The trace context was stored with the job (the durable hop).
     const pool = new pg.Pool({ connectionString: db.url, max: 1 });
     try {
@@ -131,7 +139,11 @@ describe("OpenTelemetry traces across processes", () => {
       await pool.end();
     }
     expect(await waitForJobEnd(apiUrl, adminToken, jobId)).toBe("DONE");
-    await until(() => inTrace(traceId).some((s) => s.service === "gateway-worker" && s.kind === CLIENT), "the late job's upstream span", 30_000);
+    await until(
+      () => ["dispatch job", "RunActivity:executeAgentRun"].every((n) => inTrace(traceId).some((s) => s.name === n)),
+      "the late job's spans",
+      30_000,
+    );
     const spans = inTrace(traceId);
     const dispatch = spans.find((s) => s.name === "dispatch job");
     expect(dispatch, describeTrace(spans)).toBeDefined();
@@ -151,7 +163,7 @@ describe("OpenTelemetry traces across processes", () => {
     });
     expect(res.status).toBe(200);
     await res.json();
-    await until(() => inTrace(callerTrace).some((s) => s.kind === CLIENT), "the chat's upstream span", 30_000);
+    await until(() => inTrace(callerTrace).some((s) => s.kind === CLIENT) && inTrace(callerTrace).some((s) => s.kind === SERVER), "the chat's spans", 30_000);
     const spans = inTrace(callerTrace);
     const server = spans.find((s) => s.kind === SERVER && s.name === "POST /api/v1/chat/completions");
     expect(server, describeTrace(spans)).toBeDefined();

@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities, proxyLocalActivities } from "@temporalio/workflow";
+import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, proxyActivities, proxyLocalActivities } from "@temporalio/workflow";
 import type { JobActivities } from "../src/jobs/activities.js";
 
 // Deterministic only: every side effect is an activity.
@@ -33,10 +33,16 @@ function humanMessage(err: unknown): string {
 
 /** workflow id = job id. queued → running → done | failed. */
 export async function agentRun(jobId: string): Promise<void> {
-  await bookkeeping.markJobRunning(jobId);
   try {
+    await bookkeeping.markJobRunning(jobId);
     await execution.executeAgentRun(jobId);
   } catch (err) {
+    if (isCancellation(err)) {
+      // cancelJob: the job is already failed("cancelled"); this only makes sure, then ends the
+      // run as cancelled. The activity hears the cancellation on its next heartbeat and stops the script.
+      await CancellationScope.nonCancellable(() => bookkeeping.markJobFailed(jobId, "cancelled"));
+      throw err;
+    }
     await bookkeeping.markJobFailed(jobId, humanMessage(err));
     return;
   }
@@ -45,7 +51,7 @@ export async function agentRun(jobId: string): Promise<void> {
 
 const maintenance = proxyActivities<JobActivities>({ startToCloseTimeout: "10 minutes", retry: { maximumAttempts: 5 } });
 
-/** Run by the retention Schedule. */
-export async function purgePayloads(): Promise<number> {
-  return maintenance.purgeExpiredPayloads();
+/** Run by the retention Schedule; `asOf` (ISO time) lets a test purge as if later. */
+export async function purgePayloads(asOf?: string): Promise<number> {
+  return maintenance.purgeExpiredPayloads(asOf);
 }

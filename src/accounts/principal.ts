@@ -1,4 +1,5 @@
-import { bearerToken, unauthenticated, type GraphQLAuth } from "../graphql/context.js";
+import { unauthenticated, type GraphQLAuth } from "../graphql/context.js";
+import { bearerToken } from "../http/auth.js";
 import { safeEqual } from "../infra/crypto.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { ADMIN_TOKEN_REVOKED, resolveAdminToken, tokenExists } from "./admin-tokens.js";

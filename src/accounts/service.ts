@@ -84,6 +84,15 @@ export async function createAdminToken(pool: pg.Pool, accountId: string): Promis
   return (await issueAdminToken(pool, accountId, "cli")).token;
 }
 
+/** Channel announcing a change of an account's settings (payload: the account id). */
+export const ACCOUNT_CHANGED = "account_changed";
+
+/** Read at request time by webhook authentication, so a settings change applies to the very next request. */
+export async function relaxesSignatureTimestamp(pool: pg.Pool, accountId: string): Promise<boolean> {
+  const { rows } = await pool.query<{ relax: boolean }>("select relax_signature_timestamp as relax from accounts where id = $1", [accountId]);
+  return rows[0]?.relax === true;
+}
+
 export async function updateAccountSettings(
   pool: pg.Pool,
   accountId: string,
@@ -92,9 +101,11 @@ export async function updateAccountSettings(
   if (settings.retentionDays != null && (!Number.isInteger(settings.retentionDays) || settings.retentionDays < 1 || settings.retentionDays > 3650)) {
     throw new AppError("validation_failed", "retentionDays must be a whole number of days from 1 to 3650", { param: "retentionDays" });
   }
+  // The NOTIFY commits with the change: every instance drops what it cached about the account.
   await pool.query(
-    `update accounts set retention_days = coalesce($2, retention_days),
-       relax_signature_timestamp = coalesce($3, relax_signature_timestamp) where id = $1`,
+    `with u as (update accounts set retention_days = coalesce($2, retention_days),
+       relax_signature_timestamp = coalesce($3, relax_signature_timestamp) where id = $1 returning id)
+     select pg_notify('${ACCOUNT_CHANGED}', id) from u`,
     [accountId, settings.retentionDays ?? null, settings.relaxSignatureTimestamp ?? null],
   );
   return requireAccount(pool, accountId);

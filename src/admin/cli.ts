@@ -5,7 +5,7 @@ import pg from "pg";
 import { AppError } from "../errors/app-error.js";
 import { formatUsd } from "../infra/money.js";
 import { createAccount, createAdminToken, parseAmount, topUp } from "../accounts/service.js";
-import { readRuntimeInfo } from "../dev/runtime-file.js";
+import { readRuntimeInfo, runningLauncher, type DevRuntimeInfo } from "../dev/runtime-file.js";
 import { isAlive } from "../dev/processes.js";
 import { migrateDatabase } from "../db/orm.js";
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "../dev/embedded-postgres.js";
@@ -34,6 +34,28 @@ interface Db {
   close(): Promise<void>;
 }
 
+/** How long the CLI waits for an `npm start` that is still starting to write runtime.json. */
+const LAUNCHER_WAIT_MS = 180_000;
+
+/**
+ * An `npm start` holding DATA_DIR that has not written runtime.json yet is still starting: wait
+ * for it rather than start a second server on its data directory.
+ */
+async function waitForStartingLauncher(dataDir: string): Promise<DevRuntimeInfo | undefined> {
+  let pid = runningLauncher(dataDir);
+  if (pid === undefined) return undefined;
+  process.stderr.write(`waiting for npm start (pid ${pid}) to finish starting…\n`);
+  const deadline = Date.now() + LAUNCHER_WAIT_MS;
+  while (pid !== undefined && Date.now() < deadline) {
+    const info = readRuntimeInfo(dataDir);
+    if (info && info.pid === pid) return info;
+    await new Promise((r) => setTimeout(r, 100));
+    pid = runningLauncher(dataDir);
+  }
+  if (pid !== undefined) throw new Error(`npm start (pid ${pid}) holds ${dataDir} but did not finish starting within ${LAUNCHER_WAIT_MS / 1000} s`);
+  return readRuntimeInfo(dataDir);
+}
+
 async function connect(): Promise<Db> {
   const direct = process.env.DATABASE_URL;
   if (direct) {
@@ -41,7 +63,7 @@ async function connect(): Promise<Db> {
     return { pool, close: () => pool.end() };
   }
   const dataDir = resolve(process.env.DATA_DIR || "./.data");
-  const info = readRuntimeInfo(dataDir);
+  const info = readRuntimeInfo(dataDir) ?? (await waitForStartingLauncher(dataDir));
   if (info && isAlive(info.pid)) {
     const pool = new pg.Pool({ connectionString: info.databaseUrl, max: 2 });
     return { pool, close: () => pool.end() };

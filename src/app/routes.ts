@@ -2,7 +2,7 @@ import type { RouteModule } from "../http/server.js";
 import { healthRoutes } from "../health/routes.js";
 import { chatRoutes } from "../chat/routes.js";
 import { webhookRoutes } from "../webhooks/routes.js";
-import { jobRoutes } from "../jobs/routes.js";
+import { jobRoutes } from "../webhooks/job-routes.js";
 import { consoleRoutes } from "../console/routes.js";
 
 /**

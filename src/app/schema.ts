@@ -9,10 +9,12 @@ import { AgentTriggersResolver, JobResolver, TriggerResolver } from "../triggers
 import { JobListResolver } from "../jobs/resolvers.js";
 import { BillingResolver } from "../billing/resolvers.js";
 import { TriggerJobsResolver } from "../triggers/jobs-resolver.js";
+import { TestWebhookResolver } from "../webhooks/resolvers.js";
+import { ReplayResolver } from "../webhooks/replay-resolver.js";
 import { createPubSub } from "@graphql-yoga/subscription";
 
 /** Every capability's resolvers; a capability adds its resolver classes here. */
-export const resolvers = [AccountResolver, AgentResolver, ApiKeyResolver, AgentApiKeysResolver, ThreadResolver, AgentThreadsResolver, TriggerResolver, AgentTriggersResolver, JobResolver, JobListResolver, TriggerJobsResolver, BillingResolver] as const;
+export const resolvers = [AccountResolver, AgentResolver, ApiKeyResolver, AgentApiKeysResolver, ThreadResolver, AgentThreadsResolver, TriggerResolver, AgentTriggersResolver, JobResolver, JobListResolver, TriggerJobsResolver, BillingResolver, TestWebhookResolver, ReplayResolver] as const;
 
 export async function buildGraphQLSchema(pubSub?: PubSub): Promise<GraphQLSchema> {
   return buildSchema({

@@ -17,10 +17,28 @@ const A = sqlNames(Account);
 const K = sqlNames(ApiKey);
 const L = sqlNames(LedgerEntry);
 
-/** `<name> as (insert one ledger row per row of <from>)`. */
-function ledgerCte(p: Param, name: string, from: string, kind: "hold" | "hold_release", amount: string): string {
-  return `${name} as (insert into ${L.table} (${L.account}, ${L.amountMicros}, ${L.kind}, ${L.reference}, ${L.createdAt})
-                 select ${p("accountId")}, ${amount}, '${kind}', ${p("reference")}, now() from ${from})`;
+/**
+ * What a model call's ledger rows are for: every row of the call (hold, release, extra charge)
+ * carries these, so usage() and the per-thread and per-job costs are sums over the ledger.
+ * `keyId` is the API key (null for runs); trigger and job are null for the chat API.
+ */
+export interface CallTags {
+  agentId: string;
+  keyId: string | null;
+  threadId: string;
+  triggerId: string | null;
+  jobId: string | null;
+  model: string;
+}
+
+/**
+ * `<name> as (insert one ledger row per row of <from>)`, tagged with the call (parameters
+ * agentId, keyId, threadId, triggerId, jobId, model; with `tokens`, also inputTokens, outputTokens).
+ */
+function ledgerCte(p: Param, name: string, from: string, kind: "hold" | "hold_release" | "charge", amount: string, tokens: boolean): string {
+  return `${name} as (insert into ${L.table} (${L.account}, ${L.amountMicros}, ${L.kind}, ${L.reference}, ${L.agentId}, ${L.apiKeyId}, ${L.threadId}, ${L.triggerId}, ${L.jobId}, ${L.model}, ${L.inputTokens}, ${L.outputTokens}, ${L.createdAt})
+                 select ${p("accountId")}, ${amount}, '${kind}', ${p("reference")}, ${p("agentId")}, ${p("keyId")}, ${p("threadId")}, ${p("triggerId")}, ${p("jobId")}, ${p("model")},
+                        ${tokens ? `${p("inputTokens")}::int, ${p("outputTokens")}::int` : "0, 0"}, now() from ${from})`;
 }
 
 /**
@@ -35,44 +53,44 @@ export function holdCte(p: Param, condition?: string): string {
                    and (${p("keyId")}::text is null or exists (select 1 from ${K.table} where ${K.id} = ${p("keyId")}))
                    ${condition ? `and ${condition}` : ""}
                  returning ${A.id}),
-          ${ledgerCte(p, "hold_ledger", "hold", "hold", `-${p("hold")}::bigint`)}`;
+          ${ledgerCte(p, "hold_ledger", "hold", "hold", `-${p("hold")}::bigint`, false)}`;
 }
 
 /**
- * CTEs `hold_release` and `hold_release_ledger`: credits back `release` micro-USD (nothing when it
- * is 0). Parameters: accountId, release, reference.
+ * CTEs `hold_release` and `hold_release_ledger`: credits back `release` micro-USD. The ledger row
+ * is written even for 0: it is the one row per call that settles it and carries its tokens.
+ * Parameters: accountId, release, reference, the call's tags and tokens.
  */
 export function releaseCte(p: Param): string {
   return `hold_release as (update ${A.table} set ${A.balanceMicros} = ${A.balanceMicros} + ${p("release")}
                  where ${A.id} = ${p("accountId")} and ${p("release")}::bigint > 0 returning ${A.id}),
-          ${ledgerCte(p, "hold_release_ledger", "hold_release", "hold_release", `${p("release")}::bigint`)}`;
+          ${ledgerCte(p, "hold_release_ledger", "(select 1) as settled", "hold_release", `${p("release")}::bigint`, true)}`;
 }
 
 const PLACE_HOLD = statement("billing-place-hold", (p) => `with ${holdCte(p)} select exists (select 1 from hold) as ok`);
-const RELEASE = statement("billing-release", (p) => `with ${releaseCte(p)} select 1`);
+const CHARGE = statement(
+  "billing-charge-extra",
+  (p) => `with charged as (update ${A.table} set ${A.balanceMicros} = ${A.balanceMicros} - ${p("extra")} where ${A.id} = ${p("accountId")} returning ${A.id}),
+          ${ledgerCte(p, "charge_ledger", "charged", "charge", `-${p("extra")}::bigint`, false)}
+     select 1`,
+);
 
 /** Reserves `hold` if the balance covers it (and `keyId`, when given, still exists); false when it did not. */
-export async function placeHold(pool: pg.Pool | pg.PoolClient, accountId: string, hold: number, reference: string, keyId?: string): Promise<boolean> {
-  const { rows } = await pool.query<{ ok: boolean }>(PLACE_HOLD.with({ accountId, hold, reference, keyId: keyId ?? null }));
+export async function placeHold(pool: pg.Pool | pg.PoolClient, accountId: string, hold: number, reference: string, tags: CallTags): Promise<boolean> {
+  const { rows } = await pool.query<{ ok: boolean }>(PLACE_HOLD.with({ accountId, hold, reference, ...tags }));
   return rows[0]!.ok;
 }
 
-/** Settles a hold to the real cost. When the cost exceeds the hold, the extra is charged only up to what the balance covers. */
-export async function settleHold(pool: pg.Pool, accountId: string, hold: number, cost: number, reference: string): Promise<number> {
-  if (cost <= hold) {
-    if (hold > cost) await pool.query(RELEASE.with({ accountId, release: hold - cost, reference }));
-    return cost;
-  }
+/**
+ * Charges what a call cost beyond its hold, only up to what the balance covers (the release
+ * row, with the tokens, follows when the turn is saved). Returns what the call paid in all.
+ */
+export async function chargeBeyondHold(pool: pg.Pool, accountId: string, hold: number, cost: number, reference: string, tags: CallTags): Promise<number> {
+  if (cost <= hold) return cost;
   return withTransaction(pool, async (db) => {
     const { rows } = await db.query<{ b: number }>(`select ${A.balanceMicros} as b from ${A.table} where ${A.id} = $1 for update`, [accountId]);
     const extra = Math.min(cost - hold, rows[0]?.b ?? 0);
-    if (extra > 0) {
-      await db.query(`update ${A.table} set ${A.balanceMicros} = ${A.balanceMicros} - $2 where ${A.id} = $1`, [accountId, extra]);
-      await db.query(
-        `insert into ${L.table} (${L.account}, ${L.amountMicros}, ${L.kind}, ${L.reference}, ${L.createdAt}) values ($1, $2, 'charge', $3, now())`,
-        [accountId, -extra, reference],
-      );
-    }
+    if (extra > 0) await db.query(CHARGE.with({ accountId, extra, reference, ...tags }));
     return hold + extra;
   });
 }

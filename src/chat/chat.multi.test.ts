@@ -91,4 +91,63 @@ describe("chat across two API instances on one database", () => {
     // Each answer costs 11 micro-USD at the model's price (11 prompt + 3 completion tokens).
     expect(740 - rows[0].b).toBe(ok * 11);
   });
+  it("never overspends with tool calls, tool rounds, streams and responses under concurrency; every charge is the provider's usage", async () => {
+    const poor = await createAccount(a.url, a.operatorToken, "poor-tools", "0.002");
+    const agent = (await gql(a.url, poor.adminToken, `mutation { createAgent(input: { name: "t", instructions: "Use tools." }) { id } }`)).data!.createAgent.id;
+    const { key } = await createKey(poor.adminToken, agent, 100_000);
+    const tools = [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }];
+    const send = (app: TestApp, path: string, body: Record<string, unknown>) =>
+      fetch(`${app.url}/api/v1/${path}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const first = (i: number) =>
+      i % 3 === 2
+        ? send(i % 2 ? a : b, "responses", { model: "provider_a/model-2.5-flash", input: "weather?", tools: [{ type: "function", ...tools[0]!.function }], stream: true, max_output_tokens: 10 })
+        : send(i % 2 ? a : b, "chat/completions", { model: "provider_a/model-2.5-flash", messages: [{ role: "user", content: "weather?" }], tools, max_tokens: 10, stream: i % 3 === 0 });
+    const invariant = async () => {
+      const { rows } = await a.runtime.pool.query(
+        `select balance_micros as b, (select sum(amount_micros) from ledger_entries where account_id = $1)::bigint as s,
+                (select count(*) from threads where account_id = $1 and busy_until is not null)::int as busy
+           from accounts where id = $1`,
+        [poor.accountId],
+      );
+      expect(rows[0].b).toBeGreaterThanOrEqual(0);
+      expect(Number(rows[0].s)).toBe(rows[0].b);
+      expect(rows[0].busy).toBe(0);
+      return Number(rows[0].b);
+    };
+    // Round 1: 150 concurrent first turns that end in tool calls.
+    const r1 = await Promise.all(Array.from({ length: 150 }, (_, i) => first(i)));
+    const s1 = r1.map((r) => r.status);
+    await Promise.all(r1.map((r) => r.arrayBuffer()));
+    const ok1 = s1.filter((s) => s === 200).length;
+    expect(ok1 + s1.filter((s) => s === 402).length).toBe(150);
+    expect(ok1).toBeGreaterThanOrEqual(5);
+    expect(ok1).toBeLessThan(150);
+    // Each answer costs 11 micro-USD at the model's price (11 prompt + 3 completion tokens), tool calls or not.
+    expect(2000 - (await invariant())).toBe(ok1 * 11);
+    // Round 2: every thread continued at once with only its tool results, streamed or not, on both instances.
+    await gql(a.url, a.operatorToken, `mutation($id: ID!) { topUpBalance(accountId: $id, amount: "0.001") { balance } }`, { id: poor.accountId });
+    const { rows: open } = await a.runtime.pool.query(
+      `select m.thread_id, m.data from messages m join threads t on t.id = m.thread_id where t.account_id = $1 and m.role = 'assistant' and m.data is not null`,
+      [poor.accountId],
+    );
+    expect(open.length).toBe(ok1);
+    const r2 = await Promise.all(
+      open.map((row, i) =>
+        send(i % 2 ? a : b, "chat/completions", {
+          model: "provider_a/model-2.5-flash",
+          thread_id: row.thread_id,
+          messages: row.data.toolCalls.map((c: any) => ({ role: "tool", tool_call_id: c.id, content: "sunny" })),
+          tools,
+          max_tokens: 10,
+          stream: i % 2 === 0,
+        }),
+      ),
+    );
+    const s2 = r2.map((r) => r.status);
+    const bodies = await Promise.all(r2.map((r) => r.text()));
+    const ok2 = s2.filter((s) => s === 200).length;
+    expect(ok2 + s2.filter((s) => s === 402).length).toBe(open.length);
+    expect(bodies.filter((t, i) => s2[i] === 200).every((t) => t.includes("Tool results"))).toBe(true);
+    expect(3000 - (await invariant())).toBe((ok1 + ok2) * 11);
+  });
 });

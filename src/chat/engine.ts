@@ -1,7 +1,7 @@
 import { AppError } from "../errors/app-error.js";
 import { newId, randomBase62 } from "../infra/ids.js";
 import { holdMicros, costMicros, priceFor } from "../billing/prices.js";
-import { placeHold, settleHold } from "../billing/ledger.js";
+import { chargeBeyondHold, placeHold, type CallTags } from "../billing/ledger.js";
 import {
   callModel,
   ClientAborted,
@@ -53,6 +53,8 @@ export interface TurnInput {
    * sees the window (for the response headers) before a 429 is thrown.
    */
   rateLimit?: { keyId: string; limit: number; onState?: (s: RateLimitState) => void };
+  /** The run this turn belongs to (webhook runs): recorded on the call's ledger rows. */
+  run?: { jobId: string; triggerId: string | null };
 }
 
 export interface TurnHooks {
@@ -119,6 +121,14 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
   if (input.instructions) system.push({ role: "system", content: input.instructions });
   // The hold covers the prompt as sent: texts, tool calls, tool definitions, images (a bounded count each).
   const toolsText = input.options?.tools?.length ? JSON.stringify(input.options.tools) : "";
+  const tags = (threadId: string): CallTags => ({
+    agentId: agent.id,
+    keyId: input.keyId ?? null,
+    threadId,
+    triggerId: input.run?.triggerId ?? null,
+    jobId: input.run?.jobId ?? null,
+    model,
+  });
   const holdFor = (messages: ChatMessage[]) =>
     holdMicros(price, [...messages.map((m) => ({ content: messageText(m) })), { content: toolsText }], maxTokens, imageCount(messages) * IMAGE_HOLD_TOKENS);
 
@@ -137,7 +147,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     try {
       // Tool results that continue the thread answer the calls stored in it.
       checkToolResults([...leased.history, ...input.messages], leased.history.length, input.toolResultParam ?? ((i) => `messages[${i}].tool_call_id`));
-      held = await placeHold(pool, agent.accountId, hold, id, input.keyId);
+      held = await placeHold(pool, agent.accountId, hold, id, tags(threadId));
     } finally {
       if (!held) await releaseLease(pool, threadId).catch(() => {});
     }
@@ -153,7 +163,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
       agentId: agent.id,
       hold,
       reference: id,
-      keyId: input.keyId,
+      tags: tags(threadId),
       leaseMs,
       rateLimit: rl && { keyId: rl.keyId, limit: rl.limit },
     });
@@ -184,7 +194,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
   } catch (err) {
     if (!(err instanceof ClientAborted) || (progress.text.length === 0 && progress.toolCalls.length === 0)) {
       // Nothing was produced: hand the whole hold back and free the thread; store nothing.
-      await finishTurn(pool, { threadId, accountId: agent.accountId, baseSeq, messages: [], release: hold, reference: id }).catch((e) =>
+      await finishTurn(pool, { threadId, accountId: agent.accountId, baseSeq, messages: [], release: hold, reference: id, tags: tags(threadId), inputTokens: 0, outputTokens: 0 }).catch((e) =>
         runtime.log.error({ err: e, threadId }, "failed to release a turn"),
       );
       throw err;
@@ -202,7 +212,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
   let charged = cost;
   let release = hold - cost;
   if (release < 0) {
-    charged = await settleHold(pool, agent.accountId, hold, cost, id);
+    charged = await chargeBeyondHold(pool, agent.accountId, hold, cost, id, tags(threadId));
     release = 0;
   }
   await finishTurn(pool, {
@@ -212,6 +222,9 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     messages: [...input.messages, { role: "assistant", content, ...(toolCalls.length ? { toolCalls } : {}) }],
     release,
     reference: id,
+    tags: tags(threadId),
+    inputTokens: promptTokens,
+    outputTokens: completionTokens,
   });
   return {
     id,
@@ -240,6 +253,7 @@ export async function runChatTurn(
     model?: string | null;
     messages: { role: "system" | "user" | "assistant"; content: string }[];
     maxTokens?: number;
+    run?: { jobId: string; triggerId: string | null };
   },
 ): Promise<{
   threadId: string;
@@ -252,6 +266,6 @@ export async function runChatTurn(
   // The same validation as the chat API (one set of rules for every caller).
   const parsed = parseChatRequest({ messages: req.messages, max_tokens: req.maxTokens, thread_id: req.threadId });
   const agent = await loadAgent(runtime, req.accountId, req.agentId);
-  const r = await executeTurn(runtime, { agent, threadId: req.threadId, model: req.model, messages: parsed.messages, maxTokens: parsed.maxTokens });
+  const r = await executeTurn(runtime, { agent, threadId: req.threadId, model: req.model, messages: parsed.messages, maxTokens: parsed.maxTokens, run: req.run });
   return { threadId: r.threadId, content: r.content, model: r.model, usage: r.usage, costMicros: r.costMicros, finishReason: r.finishReason };
 }

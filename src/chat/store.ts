@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { holdCte } from "../billing/ledger.js";
+import { holdCte, type CallTags } from "../billing/ledger.js";
 import { statement } from "../db/statement.js";
 import { newThreadCte } from "../threads/store.js";
 import { rateLimitCte, rateLimitValues } from "./rate-limit.js";
@@ -29,12 +29,13 @@ export async function openThreadWithHold(
     agentId: string;
     hold: number;
     reference: string;
-    keyId?: string;
+    /** The call's ledger tags; `keyId` there also makes the hold re-check the key exists. */
+    tags: CallTags;
     leaseMs: number;
     rateLimit?: { keyId: string; limit: number };
   },
 ): Promise<{ ok: boolean; rateLimit?: { points: number; expire: number; now: number } }> {
-  const values = { threadId: a.threadId, accountId: a.accountId, agentId: a.agentId, hold: a.hold, reference: a.reference, keyId: a.keyId ?? null, leaseMs: a.leaseMs };
+  const values = { ...a.tags, threadId: a.threadId, accountId: a.accountId, agentId: a.agentId, hold: a.hold, reference: a.reference, leaseMs: a.leaseMs };
   if (!a.rateLimit) {
     const { rows } = await pool.query<{ ok: boolean }>(OPEN.with(values));
     return { ok: rows[0]!.ok };

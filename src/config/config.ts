@@ -232,6 +232,8 @@ export function loadConfig(
     if (!env.SECRET_ENCRYPTION_KEY)
       problems.push("SECRET_ENCRYPTION_KEY: required when NODE_ENV=production (openssl rand -base64 32)");
     if (!env.PUBLIC_BASE_URL) problems.push("PUBLIC_BASE_URL: required when NODE_ENV=production");
+    // Webhook URLs are HTTPS only (spec 5.2.6): an http:// base would hand out URLs that get 403.
+    else if (new URL(env.PUBLIC_BASE_URL).protocol !== "https:") problems.push("PUBLIC_BASE_URL: must be an https:// URL when NODE_ENV=production");
     // No built-in simulator in production: each provider needs its key unless every one of its
     // models is routed to an OpenAI-compatible upstream.
     for (const [provider, key] of [["provider_a", env.PROVIDER_A_API_KEY], ["provider_b", env.PROVIDER_B_API_KEY]] as const) {

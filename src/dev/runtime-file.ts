@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { isAlive } from "./processes.js";
 
 /**
  * `DATA_DIR/runtime.json`: where a running `npm start` put its services, so the admin CLI (and
@@ -14,6 +15,17 @@ export interface DevRuntimeInfo {
 }
 
 const file = (dataDir: string) => join(dataDir, "runtime.json");
+
+/** The launcher's lock: the pid of the `npm start` that owns DATA_DIR, from its first moment. */
+export const launcherLock = (dataDir: string) => join(dataDir, "launcher.pid");
+
+/** The pid of a live `npm start` holding DATA_DIR (starting or running), if any. */
+export function runningLauncher(dataDir: string): number | undefined {
+  const lock = launcherLock(dataDir);
+  if (!existsSync(lock)) return undefined;
+  const pid = Number(readFileSync(lock, "utf8"));
+  return pid !== process.pid && isAlive(pid) ? pid : undefined;
+}
 
 export function writeRuntimeInfo(dataDir: string, info: DevRuntimeInfo): void {
   mkdirSync(dataDir, { recursive: true });

@@ -1,5 +1,5 @@
 import "reflect-metadata";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { loadConfig, ConfigError, type Config } from "../config/config.js";
 import { loadOrCreateDevSecrets } from "../config/dev-secrets.js";
@@ -12,10 +12,9 @@ import type { RunningWorker } from "../temporal/worker.js";
 import { onShutdown } from "../infra/shutdown.js";
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "./embedded-postgres.js";
 import { startTemporalDevServer, type TemporalDevServerHandle } from "./temporal-dev-server.js";
-import { isAlive } from "./processes.js";
 import { providersMode } from "../providers/routing.js";
 import { ensureConsoleBuilt } from "../console/build.js";
-import { removeRuntimeInfo, writeRuntimeInfo } from "./runtime-file.js";
+import { launcherLock, removeRuntimeInfo, runningLauncher, writeRuntimeInfo } from "./runtime-file.js";
 
 /**
  * `npm start`: everything on one machine. Embedded PostgreSQL and the Temporal dev server (unless
@@ -34,15 +33,12 @@ if (process.env.NODE_ENV === "production") {
 
 function takeLock(): void {
   mkdirSync(dataDir, { recursive: true });
-  const lock = join(dataDir, "launcher.pid");
-  if (existsSync(lock)) {
-    const pid = Number(readFileSync(lock, "utf8"));
-    if (pid !== process.pid && isAlive(pid)) {
-      say(`DATA_DIR ${dataDir} is in use by another npm start (pid ${pid}). Stop it, or set DATA_DIR (and PORT) for a second instance.`);
-      process.exit(1);
-    }
+  const pid = runningLauncher(dataDir);
+  if (pid !== undefined) {
+    say(`DATA_DIR ${dataDir} is in use by another npm start (pid ${pid}). Stop it, or set DATA_DIR (and PORT) for a second instance.`);
+    process.exit(1);
   }
-  writeFileSync(lock, String(process.pid));
+  writeFileSync(launcherLock(dataDir), String(process.pid));
 }
 
 let postgres: EmbeddedPostgresHandle | undefined;
@@ -58,7 +54,7 @@ async function stopAll(): Promise<void> {
   await temporalServer?.stop().catch((err) => say(`Temporal: ${(err as Error).message}`));
   await postgres?.stop().catch((err) => say(`PostgreSQL: ${(err as Error).message}`));
   removeRuntimeInfo(dataDir);
-  rmSync(join(dataDir, "launcher.pid"), { force: true });
+  rmSync(launcherLock(dataDir), { force: true });
 }
 
 const shutdown = onShutdown(stopAll, say);
@@ -151,6 +147,9 @@ async function main(): Promise<void> {
   // The web console is served from dist/web; build it on first start (or after web/ changed).
   await ensureConsoleBuilt((m) => say(m)).catch((err) => say(`the web console could not be built (${(err as Error).message}); the API still runs`));
   runtime = await createRuntime(config, { log, role: "dev" });
+  // /readyz stays 503 until everything a client may use beside the API (the worker, runtime.json
+  // for the admin CLI) is ready: a script that waits for 200 may then run anything at once.
+  runtime.starting = "the worker and runtime.json are not ready yet";
   const applied = await migrate(runtime.orm);
   if (applied.length) say(`applied ${applied.length} migration(s): ${applied.join(", ")}`);
   const app = await createApp(runtime, { api: true, worker: true });
@@ -167,6 +166,7 @@ async function main(): Promise<void> {
     apiUrl: api.url,
     temporalUiUrl: temporalServer?.uiUrl,
   });
+  runtime.starting = undefined;
   process.stdout.write(`${banner(config, api.url)}\n`);
 }
 

@@ -22,6 +22,7 @@ export const ERROR_CATALOGUE = {
   method_not_allowed: { status: 405, graphql: "BAD_REQUEST" },
   thread_busy: { status: 409, graphql: "CONFLICT" },
   job_not_finished: { status: 409, graphql: "CONFLICT" },
+  job_finished: { status: 409, graphql: "CONFLICT" },
   payload_too_large: { status: 413, graphql: "BAD_USER_INPUT" },
   unsupported_media_type: { status: 415, graphql: "BAD_REQUEST" },
   rate_limit_exceeded: { status: 429, graphql: "RATE_LIMITED" },

@@ -12,13 +12,6 @@ export interface GraphQLContext {
   em: EntityManager;
 }
 
-/** Parses `Bearer <token>`; tolerates any case of the scheme and surrounding spaces. */
-export function bearerToken(header: string | undefined | null): string | undefined {
-  if (!header) return undefined;
-  const m = /^\s*Bearer\s+(\S+)\s*$/i.exec(header);
-  return m?.[1];
-}
-
 /** 401 with a GraphQL error body (`UNAUTHENTICATED`). */
 export function unauthenticated(message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code: "UNAUTHENTICATED", http: { status: 401 } } });

@@ -7,7 +7,10 @@ import depthLimit from "graphql-depth-limit";
 import { GraphQLError, parse, specifiedRules, validate, type GraphQLSchema, type ValidationRule } from "graphql";
 import { WebSocketServer, type WebSocket } from "ws";
 import { useServer } from "graphql-ws/use/ws";
+import { REQUEST_ID_HEADER, requestIdOf } from "../infra/request-id.js";
 import type { Runtime } from "../runtime/runtime.js";
+import { AppError } from "../errors/app-error.js";
+import { jsonTooDeep, MAX_JSON_DEPTH } from "../infra/json.js";
 import { buildContext, type GraphQLAuth, type GraphQLContext } from "./context.js";
 import { costLimitError } from "./cost.js";
 import { formatGraphQLError } from "./errors.js";
@@ -31,6 +34,8 @@ export interface MountedGraphQL {
 export async function mountGraphQL(runtime: Runtime, schema: GraphQLSchema, httpServer: HttpServer | HttpsServer, auth: GraphQLAuth): Promise<MountedGraphQL> {
   const formatError = formatGraphQLError(runtime.log);
   const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql" });
+  // The upgrade answer bypasses Express: it gets its x-request-id here.
+  wsServer.on("headers", (headers, req) => headers.push(`${REQUEST_ID_HEADER}: ${requestIdOf(req.headers)}`));
   // Open sockets by admin token id: a revocation (announced by whichever instance made it) closes them.
   const socketsByToken = new Map<string, Set<WebSocket>>();
   const revoked = (tokenId: string) => {
@@ -109,7 +114,13 @@ export async function mountGraphQL(runtime: Runtime, schema: GraphQLSchema, http
   const router = express.Router();
   router.use(
     "/graphql",
-    express.json({ limit: "2mb" }),
+    express.json({
+      limit: "2mb",
+      // Variables nested thousands deep overflow the stack in coercion and serialization: refuse them first.
+      verify: (_req, _res, buf) => {
+        if (jsonTooDeep(buf.toString("utf8"))) throw new AppError("invalid_json", `JSON nests arrays/objects deeper than ${MAX_JSON_DEPTH} levels`);
+      },
+    }),
     expressMiddleware(apollo, {
       context: async ({ req }) => buildContext(runtime, auth, req.headers.authorization),
     }),

@@ -31,6 +31,10 @@ export function healthRoutes(runtime: Runtime): Router {
     res.json({ status: "ok" });
   });
   router.get("/readyz", async (_req, res) => {
+    if (runtime.starting) {
+      res.status(503).json({ error: { code: "not_ready", message: `Starting: ${runtime.starting}` } });
+      return;
+    }
     const [postgres, temporal] = await Promise.all([
       check(() => withTimeout(runtime.pool.query("select 1"), 2000, "PostgreSQL")),
       check(() => runtime.temporal.ping(2000)),

@@ -1,6 +1,7 @@
 import { PassThrough } from "node:stream";
 import { Router } from "express";
 import fc from "fast-check";
+import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../config/config.js";
 import { createLogger } from "../infra/logger.js";
@@ -79,6 +80,19 @@ describe("x-request-id and request-scoped logging", () => {
       await fresh.arrayBuffer();
       expect(fresh.headers.get("x-request-id"), path).toMatch(UUID);
     }
+  });
+
+  it("the graphql-ws upgrade answer carries it too", async () => {
+    const upgradeId = (sent?: string) =>
+      new Promise<string | undefined>((resolve, reject) => {
+        const ws = new WebSocket(`${api.url.replace("http", "ws")}/graphql`, "graphql-transport-ws", { headers: sent ? { "x-request-id": sent } : {} });
+        ws.once("upgrade", (res) => resolve(res.headers["x-request-id"] as string | undefined));
+        ws.once("open", () => ws.close());
+        ws.once("error", reject);
+      });
+    expect(await upgradeId("ws-upgrade-1")).toBe("ws-upgrade-1");
+    expect(await upgradeId()).toMatch(UUID);
+    expect(await upgradeId("x".repeat(200))).toMatch(UUID);
   });
 
   it("stamps every log line of a request with its id, deep modules included, under concurrency", async () => {

@@ -40,6 +40,14 @@ export function scrubSecrets(text: string): string {
 
 const NO_FIELDS = {};
 
+type ContextFields = () => Record<string, string> | undefined;
+let contextFields: ContextFields | undefined;
+
+/** Fields every line gets from the async context (tracing adds `trace_id`/`span_id` when on). */
+export function addContextLogFields(fields: ContextFields): void {
+  contextFields = fields;
+}
+
 /** `destination` defaults to stdout; tests pass a stream to read what a request logged. */
 export function createLogger(level: string, name = "agent-gateway", destination?: DestinationStream): Logger {
   return pino({
@@ -48,7 +56,9 @@ export function createLogger(level: string, name = "agent-gateway", destination?
     // Every line written while serving a request carries its id, whichever module logs it.
     mixin: () => {
       const ctx = currentRequestContext();
-      return ctx ? { requestId: ctx.requestId } : NO_FIELDS;
+      const extra = contextFields?.();
+      if (!extra) return ctx ? { requestId: ctx.requestId } : NO_FIELDS;
+      return ctx ? { requestId: ctx.requestId, ...extra } : extra;
     },
     redact: { paths: REDACT_PATHS, censor: "[REDACTED]" },
     formatters: { level: (label) => ({ level: label }) },

@@ -3,6 +3,7 @@ import { AppError } from "../errors/app-error.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { ScriptError } from "../sandbox/index.js";
 import { executeAgent, type Execution } from "./execute.js";
+import { purgeExpired } from "./retention.js";
 import { getJob, jobPayload, markDone, markFailed, markRunning, saveFailureDetails, saveOutput } from "./store.js";
 
 /** Failure types the agentRun workflow never retries: the same input would fail the same way. */
@@ -44,9 +45,10 @@ export function createJobActivities(runtime: Runtime) {
 
       // Heartbeats let Temporal notice a dead worker within the heartbeat timeout and retry elsewhere.
       const beat = setInterval(() => ctx.heartbeat(), 1000);
-      const execution: Execution = { result: null, threadId: null, costMicros: 0, logs: [], modelCalls: [] };
+      const execution: Execution = { result: null, threadId: null, costMicros: 0, logs: [], modelCalls: [], toolsUsed: [] };
       try {
-        await executeAgent(runtime, job, rows[0], payload.payload, execution);
+        // Cancellation (cancelJob) reaches the activity through its heartbeats and stops the script.
+        await executeAgent(runtime, job, rows[0], payload.payload, execution, ctx.cancellationSignal);
       } catch (err) {
         const failure = classify(err);
         await saveFailureDetails(pool, jobId, execution).catch(() => {});
@@ -65,16 +67,9 @@ export function createJobActivities(runtime: Runtime) {
       await markFailed(pool, jobId, message);
     },
 
-    /** Nulls webhook payloads older than each account's retention window (finished jobs only). */
-    async purgeExpiredPayloads(): Promise<number> {
-      const { rowCount } = await pool.query(
-        `update audit_entries e set payload = null, payload_purged_at = now()
-         from accounts a
-         where a.id = e.account_id and e.payload is not null
-           and e.created_at < now() - make_interval(days => a.retention_days)
-           and not exists (select 1 from jobs j where j.id = e.job_id and j.status in ('queued', 'running'))`,
-      );
-      return rowCount ?? 0;
+    /** Retention (jobs/retention.ts): every copy of expired payloads, and day-old idempotency records. `asOf` defaults to now. */
+    async purgeExpiredPayloads(asOf?: string): Promise<number> {
+      return (await purgeExpired(pool, asOf ? new Date(asOf) : new Date())).payloads;
     },
   };
 }

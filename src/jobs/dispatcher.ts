@@ -3,6 +3,10 @@ import type { Runtime } from "../runtime/runtime.js";
 
 export const AGENT_RUN_WORKFLOW = "agentRun";
 
+const SWEEP_BATCH = 500;
+/** How long a sweep's claim on its rows lasts; longer than a pass of SWEEP_BATCH starts takes. */
+const DISPATCH_LEASE_MS = 60_000;
+
 /**
  * Starts the `agentRun` workflow of committed jobs (workflow id = job id). Two paths:
  * - right after the ingest commit (`enqueue`), for low latency;
@@ -103,35 +107,56 @@ export class Dispatcher {
       .catch((err) => this.runtime.log.warn({ err: String(err) }, "could not mark jobs dispatched; they will be re-started harmlessly"));
   }
 
-  /** One pass over jobs committed but not started; returns how many were started. */
+  /**
+   * One pass over jobs committed but not started; returns how many were started. The pass first
+   * claims its rows (a lease, taken with SKIP LOCKED), so the dispatchers of N API instances share
+   * a backlog instead of each starting all of it; rows a pass could not start are released again,
+   * and the lease of a dispatcher that died runs out.
+   */
   async sweep(): Promise<number> {
     if (this.sweeping) return 0;
     this.sweeping = true;
     let started = 0;
     try {
       const { rows } = await this.runtime.pool.query<{ id: string; trace_context: string | null }>(
-        `select id, trace_context from jobs where dispatched_at is null and created_at < now() - make_interval(secs => $1::float8 / 1000)
-         order by created_at limit 500`,
-        [this.options.sweepAfterMs ?? 3000],
+        `update jobs set dispatch_lease_until = now() + make_interval(secs => $2::float8 / 1000)
+         where id in (
+           select id from jobs
+           where dispatched_at is null and created_at < now() - make_interval(secs => $1::float8 / 1000)
+             and (dispatch_lease_until is null or dispatch_lease_until < now())
+           order by created_at limit ${SWEEP_BATCH}
+           for update skip locked)
+         returning id, trace_context`,
+        [this.options.sweepAfterMs ?? 3000, DISPATCH_LEASE_MS],
       );
       let i = 0;
       let failed = false;
+      const notStarted: string[] = [];
       this.lastSweepFull = false;
       const lane = async () => {
-        while (i < rows.length && !failed && !this.stopped) {
+        while (i < rows.length && !this.stopped) {
           const { id, trace_context } = rows[i++]!;
+          if (failed) {
+            notStarted.push(id);
+            continue;
+          }
           try {
             await this.startWorkflow(id, trace_context);
             started++;
           } catch {
             failed = true; // Temporal unreachable: stop this pass, try again next tick
+            notStarted.push(id);
           }
         }
       };
       await Promise.all(Array.from({ length: Math.min(this.concurrency, rows.length) }, lane));
+      while (i < rows.length) notStarted.push(rows[i++]!.id);
       await this.flushMarks();
+      if (notStarted.length > 0) {
+        await this.runtime.pool.query("update jobs set dispatch_lease_until = null where id = any($1::text[]) and dispatched_at is null", [notStarted]);
+      }
       if (!failed && started > 0) this.unhealthyUntil = 0;
-      this.lastSweepFull = !failed && rows.length === 500;
+      this.lastSweepFull = !failed && rows.length === SWEEP_BATCH;
     } finally {
       this.sweeping = false;
     }

@@ -8,7 +8,7 @@ import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { createAccount } from "../../test/helpers/graphql.js";
 import { freePort } from "../dev/free-port.js";
 import { startWorker, type RunningWorker } from "../temporal/worker.js";
-import { createAgent, createTrigger, postWebhook } from "../webhooks/testing.js";
+import { createAgent, createTrigger, postWebhook } from "../../test/helpers/webhooks.js";
 
 const cli = process.env.TEMPORAL_CLI_PATH || "temporal";
 

@@ -10,6 +10,30 @@ export interface Execution {
   costMicros: number;
   logs: string[];
   modelCalls: { model: string; usage: unknown; costMicros: number }[];
+  /** The audit's tools used (BRIEF contract): one item per model call (and, from automation, per HTTP call). */
+  toolsUsed: ToolUse[];
+}
+
+export interface ToolUse {
+  kind: "model" | "http";
+  name: string;
+  status: string;
+  durationMs: number;
+  costMicros: number;
+}
+
+/** Runs one model call of a run and records it in the tools used, whether it succeeds or not. */
+async function usingModel<T extends { model: string; costMicros: number }>(execution: Execution, model: string | null | undefined, call: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  try {
+    const r = await call();
+    execution.toolsUsed.push({ kind: "model", name: r.model, status: "ok", durationMs: Math.round(performance.now() - started), costMicros: r.costMicros });
+    return r;
+  } catch (err) {
+    const status = err instanceof AppError ? err.code : "error";
+    execution.toolsUsed.push({ kind: "model", name: model ?? "default", status, durationMs: Math.round(performance.now() - started), costMicros: 0 });
+    throw err;
+  }
 }
 
 const MAX_LOG_LINES = 1000;
@@ -29,17 +53,21 @@ interface ChatArgs {
  */
 export async function executeAgent(
   runtime: Runtime,
-  job: { accountId: string; agentId: string },
+  job: { id: string; accountId: string; agentId: string; triggerId: string | null },
   agent: { script: string | null },
   payload: unknown,
   execution: Execution,
+  signal?: AbortSignal,
 ): Promise<void> {
   if (!agent.script) {
-    const r = await runChatTurn(runtime, {
-      accountId: job.accountId,
-      agentId: job.agentId,
-      messages: [{ role: "user", content: JSON.stringify(payload) }],
-    });
+    const r = await usingModel(execution, null, () =>
+      runChatTurn(runtime, {
+        accountId: job.accountId,
+        agentId: job.agentId,
+        messages: [{ role: "user", content: JSON.stringify(payload) }],
+        run: { jobId: job.id, triggerId: job.triggerId },
+      }),
+    );
     execution.threadId = r.threadId;
     execution.costMicros += r.costMicros;
     execution.modelCalls.push({ model: r.model, usage: r.usage, costMicros: r.costMicros });
@@ -55,14 +83,16 @@ export async function executeAgent(
     const args = (raw ?? {}) as ChatArgs;
     if (!Array.isArray(args.messages)) throw new Error("ctx.chat needs { model, messages: [{ role, content }] }");
     const maxTokens = args.maxTokens ?? args.max_tokens;
-    const r = await runChatTurn(runtime, {
+    const model = typeof args.model === "string" ? args.model : null;
+    const r = await usingModel(execution, model, () => runChatTurn(runtime, {
       accountId: job.accountId,
       agentId: job.agentId,
       threadId: execution.threadId,
-      model: typeof args.model === "string" ? args.model : null,
+      model,
       messages: args.messages as { role: "system" | "user" | "assistant"; content: string }[],
       maxTokens: typeof maxTokens === "number" ? maxTokens : undefined,
-    }).catch((err: unknown) => {
+      run: { jobId: job.id, triggerId: job.triggerId },
+    })).catch((err: unknown) => {
       // Request-shape problems are the script's to handle (it can catch them); others abort the run.
       if (err instanceof AppError && ["invalid_request_error", "validation_failed", "model_not_found"].includes(err.code)) throw new Error(err.message);
       throw err;
@@ -78,5 +108,6 @@ export async function executeAgent(
     limits: runtime.config.sandbox,
     onLog: log,
     host: (_method, args) => chat(args),
+    signal,
   });
 }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { createAccount } from "../../test/helpers/graphql.js";
 import { createJobActivities } from "./activities.js";
-import { createAgent, createTrigger, getJson, gql, postWebhook, waitForJob } from "../webhooks/testing.js";
+import { createAgent, createTrigger, getJson, gql, postWebhook, waitForJob } from "../../test/helpers/webhooks.js";
 
 describe("agent runs", () => {
   let app: TestApp;

@@ -1,18 +1,29 @@
 import type pg from "pg";
 import type { JobStatus } from "../db/schema.js";
 
-/** Channel carrying every job status transition (JSON `JobStatusEvent`). */
+/**
+ * Channel carrying every job status transition (JSON `JobStatusNotice`). A NOTIFY payload is
+ * limited to 8000 bytes, so it carries ids and small fields only, never the error text: a failed
+ * transition with a long message would otherwise fail and leave the job `running` forever.
+ */
 export const JOB_STATUS = "job_status";
 
-export interface JobStatusEvent {
+/** Stored error messages are cut to this many characters (the rest of a long message is dropped). */
+export const MAX_ERROR_CHARS = 4000;
+
+export interface JobStatusNotice {
   jobId: string;
   accountId: string;
   agentId: string;
   triggerId: string | null;
   status: JobStatus;
-  error: string | null;
   attempts: number;
   at: string;
+}
+
+/** A transition as subscribers see it: the notice plus the error, read from the job when it failed. */
+export interface JobStatusEvent extends JobStatusNotice {
+  error: string | null;
 }
 
 export interface JobRow {
@@ -30,11 +41,12 @@ export interface JobRow {
   createdAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
+  replayOf?: string | null;
 }
 
 export const JOB_COLUMNS = `id, account_id as "accountId", agent_id as "agentId", trigger_id as "triggerId", status,
   thread_id as "threadId", result, error, attempts, cost_micros as "costMicros", logs, created_at as "createdAt",
-  started_at as "startedAt", finished_at as "finishedAt"`;
+  started_at as "startedAt", finished_at as "finishedAt", replay_of as "replayOf"`;
 
 export async function getJob(db: pg.Pool | pg.PoolClient, id: string): Promise<JobRow | undefined> {
   const { rows } = await db.query<JobRow>(`select ${JOB_COLUMNS} from jobs where id = $1`, [id]);
@@ -43,10 +55,11 @@ export async function getJob(db: pg.Pool | pg.PoolClient, id: string): Promise<J
 
 /**
  * The NOTIFY of a job's status, as a select-list expression over rows with the jobs columns id,
- * account_id, agent_id, trigger_id, status, error, attempts (every writer of a status uses it).
+ * account_id, agent_id, trigger_id, status, attempts (every writer of a status uses it). No error
+ * text: see JOB_STATUS.
  */
 export const NOTIFY_STATUS = `pg_notify('${JOB_STATUS}', json_build_object('jobId', id, 'accountId', account_id, 'agentId', agent_id,
-       'triggerId', trigger_id, 'status', status, 'error', error, 'attempts', attempts, 'at', now())::text)`;
+       'triggerId', trigger_id, 'status', status, 'attempts', attempts, 'at', now())::text)`;
 
 /**
  * Runs an UPDATE on one job and NOTIFYs the transition in the same statement, so an event is
@@ -55,7 +68,7 @@ export const NOTIFY_STATUS = `pg_notify('${JOB_STATUS}', json_build_object('jobI
 async function transition(db: pg.Pool, jobId: string, set: string, where: string, params: unknown[]): Promise<boolean> {
   const { rowCount } = await db.query(
     `with u as (update jobs set ${set} where id = $1 and ${where}
-       returning id, account_id, agent_id, trigger_id, status, error, attempts)
+       returning id, account_id, agent_id, trigger_id, status, attempts)
      select ${NOTIFY_STATUS} from u`,
     [jobId, ...params],
   );
@@ -70,8 +83,16 @@ export function markDone(db: pg.Pool, jobId: string): Promise<boolean> {
   return transition(db, jobId, "status = 'done', finished_at = now(), error = null", "status in ('queued', 'running')", []);
 }
 
+/**
+ * An error message PostgreSQL will always accept: at most MAX_ERROR_CHARS characters, without NUL
+ * (text columns refuse it) or lone surrogates (a cut through a pair becomes U+FFFD).
+ */
+export function storableError(message: string): string {
+  return message.slice(0, MAX_ERROR_CHARS).replace(/\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
+}
+
 export function markFailed(db: pg.Pool, jobId: string, error: string): Promise<boolean> {
-  return transition(db, jobId, "status = 'failed', finished_at = now(), error = $2, started_at = coalesce(started_at, now())", "status in ('queued', 'running')", [error.slice(0, 4000)]);
+  return transition(db, jobId, "status = 'failed', finished_at = now(), error = $2, started_at = coalesce(started_at, now())", "status in ('queued', 'running')", [storableError(error)]);
 }
 
 export interface RunOutput {
@@ -80,6 +101,7 @@ export interface RunOutput {
   costMicros: number;
   logs: string[];
   modelCalls: unknown[];
+  toolsUsed: unknown[];
 }
 
 /** Stores what a run produced (job + audit entry) before the job is marked done. */
@@ -87,8 +109,8 @@ export async function saveOutput(db: pg.Pool, jobId: string, out: RunOutput): Pr
   const result = JSON.stringify(out.result ?? null);
   await db.query(
     `with j as (update jobs set result = $2::jsonb, thread_id = $3, cost_micros = $4, logs = $5::jsonb where id = $1 returning id)
-     update audit_entries set result = $2::jsonb, model_calls = $6::jsonb, cost_micros = $4 where job_id = (select id from j)`,
-    [jobId, result, out.threadId, out.costMicros, JSON.stringify(out.logs), JSON.stringify(out.modelCalls)],
+     update audit_entries set result = $2::jsonb, model_calls = $6::jsonb, tools_used = $7::jsonb, cost_micros = $4 where job_id = (select id from j)`,
+    [jobId, result, out.threadId, out.costMicros, JSON.stringify(out.logs), JSON.stringify(out.modelCalls), JSON.stringify(out.toolsUsed)],
   );
 }
 
@@ -96,8 +118,8 @@ export async function saveOutput(db: pg.Pool, jobId: string, out: RunOutput): Pr
 export async function saveFailureDetails(db: pg.Pool, jobId: string, out: Omit<RunOutput, "result">): Promise<void> {
   await db.query(
     `with j as (update jobs set thread_id = coalesce($2, thread_id), cost_micros = $3, logs = $4::jsonb where id = $1 returning id)
-     update audit_entries set model_calls = $5::jsonb, cost_micros = $3 where job_id = (select id from j)`,
-    [jobId, out.threadId, out.costMicros, JSON.stringify(out.logs), JSON.stringify(out.modelCalls)],
+     update audit_entries set model_calls = $5::jsonb, tools_used = $6::jsonb, cost_micros = $3 where job_id = (select id from j)`,
+    [jobId, out.threadId, out.costMicros, JSON.stringify(out.logs), JSON.stringify(out.modelCalls), JSON.stringify(out.toolsUsed)],
   );
 }
 

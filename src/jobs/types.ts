@@ -28,6 +28,7 @@ export class JobType {
   @Field(() => Date) createdAt!: Date;
   @Field(() => Date, { nullable: true }) startedAt!: Date | null;
   @Field(() => Date, { nullable: true }) finishedAt!: Date | null;
+  replayOfId!: string | null;
 
   static from(job: JobRow): JobType {
     return Object.assign(new JobType(), {
@@ -44,6 +45,7 @@ export class JobType {
       createdAt: job.createdAt,
       startedAt: job.startedAt,
       finishedAt: job.finishedAt,
+      replayOfId: job.replayOf ?? null,
     });
   }
 }

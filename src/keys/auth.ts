@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { AppError } from "../errors/app-error.js";
 import { sha256Hex } from "../infra/crypto.js";
+import { bearerToken } from "../http/auth.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { AgentInfo } from "../agents/agent-info.js";
 import { KEY_EVENTS_CHANNEL } from "./service.js";
@@ -50,7 +51,7 @@ export class KeyAuthenticator {
    * deletion may still be in flight, and a deleted key must fail on the very next request.
    */
   async authenticate(authorization: string | undefined, xApiKey: string | undefined, options: { fresh?: boolean } = {}): Promise<KeyPrincipal> {
-    const token = xApiKey?.trim() || /^\s*Bearer\s+(\S+)\s*$/i.exec(authorization ?? "")?.[1];
+    const token = xApiKey?.trim() || bearerToken(authorization);
     if (!token) throw new AppError("invalid_api_key", "Missing API key: send Authorization: Bearer <key> or X-API-Key: <key>");
     if (!token.startsWith("a2a_") || token.length > 200) throw new AppError("invalid_api_key", "Invalid API key");
     await this.ready;

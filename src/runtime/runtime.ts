@@ -29,6 +29,11 @@ export interface Runtime {
   tracing?: Tracing;
   /** Syntax-checks agent scripts at create/update; installed by the sandbox module. */
   validateScript?: ScriptValidator;
+  /**
+   * Set while the process is still starting beyond the API (the dev launcher until its worker runs
+   * and `runtime.json` is written): `/readyz` answers 503 with this reason until it is cleared.
+   */
+  starting?: string;
   /** Run in order at the start of `close()` (e.g. stopping the webhook dispatcher loop). */
   closeHooks?: (() => Promise<void> | void)[];
   close(): Promise<void>;

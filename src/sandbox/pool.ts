@@ -1,6 +1,7 @@
 import { AsyncResource } from "node:async_hooks";
 import { Worker } from "node:worker_threads";
 import { AppError } from "../errors/app-error.js";
+import { jsonTooDeep, MAX_JSON_DEPTH } from "../infra/json.js";
 
 /**
  * A small pool of sandbox threads (thread.ts). QuickJS runs on the calling thread, so a looping
@@ -22,6 +23,8 @@ export interface RunOptions {
   limits: SandboxLimits;
   onLog?: (line: string) => void;
   host?: HostCall;
+  /** Aborting stops the script at once (its thread is terminated): a cancelled run. */
+  signal?: AbortSignal;
 }
 
 /** A script failed on its own terms (throw, syntax, timeout, memory): retrying cannot help. */
@@ -98,12 +101,25 @@ export class SandboxPool {
       slot.task = { ...task, id };
       if (task.type === "run") {
         const { opts } = task;
+        // Serializing the input can throw (nesting too deep for the stack): that fails this task only.
+        let input: string;
+        try {
+          input = JSON.stringify(opts.input ?? null);
+        } catch (err) {
+          this.finish(slot, { ok: false, error: new ScriptError(`The input cannot be passed to the script: ${(err as Error).message}`, "script") });
+          continue;
+        }
+        if (jsonTooDeep(input)) {
+          this.finish(slot, { ok: false, error: new ScriptError(`The input nests arrays/objects deeper than ${MAX_JSON_DEPTH} levels`, "script") });
+          continue;
+        }
         slot.task.timer = setTimeout(() => this.kill(slot!, new ScriptError(`Script exceeded its time limit of ${opts.limits.timeoutMs} ms`, "timeout")), opts.limits.timeoutMs + KILL_GRACE_MS);
+        opts.signal?.addEventListener("abort", () => slot!.task?.id === id && this.kill(slot!, new ScriptError("The run was cancelled", "script")), { once: true });
         slot.worker.postMessage({
           type: "run",
           id,
           source: opts.source,
-          input: JSON.stringify(opts.input ?? null),
+          input,
           timeoutMs: opts.limits.timeoutMs,
           memoryMb: opts.limits.memoryMb,
           maxHostCalls: opts.limits.maxHostCalls,
@@ -126,7 +142,16 @@ export class SandboxPool {
     this.pump();
   }
 
+  /** Whatever a thread sends, a failure to handle it fails that thread's task, never the process. */
   private onMessage(slot: Slot, msg: Record<string, any>): void {
+    try {
+      this.handleMessage(slot, msg);
+    } catch (err) {
+      this.kill(slot, new ScriptError(`The script's output could not be handled: ${(err as Error).message}`, "script"));
+    }
+  }
+
+  private handleMessage(slot: Slot, msg: Record<string, any>): void {
     const task = slot.task;
     if (!task || msg.id !== task.id) return;
     if (msg.type === "log" && task.type === "run") {
@@ -134,7 +159,14 @@ export class SandboxPool {
     } else if (msg.type === "host-call" && task.type === "run") {
       const host = task.opts.host;
       const answer = (ok: boolean, value?: unknown, error?: string) => {
-        if (slot.task?.id === task.id) slot.worker.postMessage({ type: "host-reply", id: task.id, callId: msg.callId, ok, value: ok ? JSON.stringify(value ?? null) : undefined, error });
+        if (slot.task?.id !== task.id) return;
+        let text: string | undefined;
+        try {
+          text = ok ? JSON.stringify(value ?? null) : undefined;
+        } catch (err) {
+          [ok, error] = [false, `The host call's answer cannot be passed back: ${(err as Error).message}`];
+        }
+        slot.worker.postMessage({ type: "host-reply", id: task.id, callId: msg.callId, ok, value: text, error });
       };
       if (!host) return answer(false, undefined, "ctx.chat is not available here");
       host(msg.method, JSON.parse(msg.args)).then(
@@ -150,7 +182,9 @@ export class SandboxPool {
         },
       );
     } else if (msg.type === "result") {
-      if (msg.ok) this.finish(slot, { ok: true, value: task.type === "run" ? JSON.parse(msg.result) : undefined });
+      if (msg.ok && task.type === "run" && jsonTooDeep(String(msg.result))) {
+        this.finish(slot, { ok: false, error: new ScriptError(`The result nests arrays/objects deeper than ${MAX_JSON_DEPTH} levels`, "script") });
+      } else if (msg.ok) this.finish(slot, { ok: true, value: task.type === "run" ? JSON.parse(msg.result) : undefined });
       else this.finish(slot, { ok: false, error: new ScriptError(String(msg.error), msg.kind ?? "script") });
       // An out-of-memory instance may leave the thread's heap in a bad state: start a fresh one.
       if (msg.kind === "memory") this.kill(slot);
@@ -158,8 +192,9 @@ export class SandboxPool {
   }
 
   private kill(slot: Slot, error?: Error): void {
-    if (error) this.finish(slot, { ok: false, error });
+    // Out of the pool first: finishing pumps the queue, which must not hand the next task to this dying thread.
     this.remove(slot);
+    if (error) this.finish(slot, { ok: false, error });
     slot.worker.terminate().catch(() => {});
     this.pump();
   }

@@ -8,6 +8,7 @@ import { envDetectorSync, Resource } from "@opentelemetry/resources";
 import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
 import { OpenTelemetryPlugin } from "@temporalio/interceptors-opentelemetry";
+import { addContextLogFields } from "../infra/logger.js";
 import type { Tracing } from "./types.js";
 
 /** Probes and scrapes are not worth a trace each. */
@@ -44,6 +45,12 @@ export function startOtel(options: { tracesUrl: string; serviceName: string }): 
   const require = createRequire(import.meta.url);
   require("node:http");
   require("node:https");
+
+  // Log lines written inside a span name it, so logs and traces find each other.
+  addContextLogFields(() => {
+    const span = trace.getSpan(context.active())?.spanContext();
+    return span ? { trace_id: span.traceId, span_id: span.spanId } : undefined;
+  });
 
   const tracer = trace.getTracer("agent-gateway");
   return {

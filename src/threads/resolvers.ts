@@ -2,6 +2,8 @@ import { Arg, Args, Ctx, Field, FieldResolver, ID, Int, ObjectType, Query, Resol
 import { AgentType } from "../agents/types.js";
 import { connectionComplexity, connectionOf, pageSize, PageArgs, type Connection } from "../graphql/connection.js";
 import { accountOf, type GraphQLContext } from "../graphql/context.js";
+import { spentBy } from "../billing/usage.js";
+import { formatUsd } from "../infra/money.js";
 import { allMessages, findThread, pageAgentThreads, pageMessages } from "./queries.js";
 
 @ObjectType("ThreadMessage")
@@ -37,6 +39,11 @@ export class ThreadResolver {
   @FieldResolver(() => [ThreadMessageType], { description: "Every message, in order (for long threads, page with messagesConnection)" })
   async messages(@Root() thread: ThreadType, @Ctx() ctx: GraphQLContext): Promise<ThreadMessageType[]> {
     return (await allMessages(ctx.runtime.pool, thread.id)).map(message);
+  }
+
+  @FieldResolver(() => String, { description: "USD spent on the thread's model calls, decimal string (the sum of its ledger rows)" })
+  async cost(@Root() thread: ThreadType, @Ctx() ctx: GraphQLContext): Promise<string> {
+    return formatUsd(await spentBy(ctx.runtime.pool, thread.accountId, "thread_id", thread.id));
   }
 
   @FieldResolver(() => ThreadMessageConnection, { description: "The messages in order, a page at a time", complexity: connectionComplexity })

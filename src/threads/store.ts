@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { AppError } from "../errors/app-error.js";
 import type { ChatMessage } from "../providers/types.js";
-import { releaseCte } from "../billing/ledger.js";
+import { releaseCte, type CallTags } from "../billing/ledger.js";
 import { sqlNames } from "../db/names.js";
 import { Message, Thread } from "../db/schema.js";
 import { statement, type Param } from "../db/statement.js";
@@ -85,10 +85,13 @@ const FINISH = statement(
  */
 export async function finishTurn(
   pool: pg.Pool,
-  a: { threadId: string; accountId: string; baseSeq: number; messages: ChatMessage[]; release: number; reference: string },
+  a: { threadId: string; accountId: string; baseSeq: number; messages: ChatMessage[]; release: number; reference: string; tags: CallTags; inputTokens: number; outputTokens: number },
 ): Promise<void> {
   await pool.query(
     FINISH.with({
+      ...a.tags,
+      inputTokens: a.inputTokens,
+      outputTokens: a.outputTokens,
       accountId: a.accountId,
       release: a.release,
       reference: a.reference,

@@ -1,14 +1,10 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from "type-graphql";
-import { GraphQLJSON } from "graphql-scalars";
 import { AppError } from "../errors/app-error.js";
 import { accountOf, type GraphQLContext } from "../graphql/context.js";
 import { AgentType } from "../agents/types.js";
 import { findAgent } from "../agents/service.js";
 import { getJob, JOB_COLUMNS, type JobRow, type JobStatusEvent } from "../jobs/store.js";
-import { ingest } from "../webhooks/accept.js";
-import { MAX_BODY_BYTES } from "../webhooks/body.js";
-import { invalidateTrigger } from "../webhooks/services.js";
-import { jobEvents } from "./live.js";
+import { jobEvents } from "../jobs/events.js";
 import {
   createTrigger,
   currentSecret,
@@ -68,43 +64,25 @@ export class TriggerResolver {
     @Ctx() ctx: GraphQLContext,
   ): Promise<TriggerType> {
     const row = await updateTrigger(ctx.runtime, accountOf(ctx), id, { description, secretRequired });
-    invalidateTrigger(ctx.runtime, id);
     return toType(ctx)(row);
   }
 
   @Mutation(() => TriggerType)
   async setTriggerActive(@Arg("id", () => ID) id: string, @Arg("active", () => Boolean) active: boolean, @Ctx() ctx: GraphQLContext): Promise<TriggerType> {
     const row = await updateTrigger(ctx.runtime, accountOf(ctx), id, { active });
-    invalidateTrigger(ctx.runtime, id);
     return toType(ctx)(row);
   }
 
   @Mutation(() => TriggerType, { description: "Sets a custom secret (24–256 printable characters); the previous one works for 24 more hours" })
   async setTriggerSecret(@Arg("id", () => ID) id: string, @Arg("secret", () => String) secret: string, @Ctx() ctx: GraphQLContext): Promise<TriggerType> {
     const row = await setTriggerSecret(ctx.runtime, accountOf(ctx), id, secret);
-    invalidateTrigger(ctx.runtime, id);
     return toType(ctx)(row);
   }
 
   @Mutation(() => RotatedTriggerSecretType, { description: "Issues a new secret; the previous one works for 24 more hours" })
   async rotateTriggerSecret(@Arg("id", () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<RotatedTriggerSecretType> {
     const rotated = await rotateTriggerSecret(ctx.runtime, accountOf(ctx), id);
-    invalidateTrigger(ctx.runtime, id);
     return Object.assign(new RotatedTriggerSecretType(), rotated);
-  }
-
-  @Mutation(() => JobType, { description: "Sends a payload through the same path as a real webhook" })
-  async sendTestWebhook(
-    @Arg("triggerId", () => ID) triggerId: string,
-    @Arg("payload", () => GraphQLJSON) payload: unknown,
-    @Ctx() ctx: GraphQLContext,
-  ): Promise<JobType> {
-    const trigger = await requireTrigger(ctx.runtime.pool, accountOf(ctx), triggerId);
-    if (!trigger.active) throw new AppError("trigger_inactive", "This trigger is inactive");
-    const text = JSON.stringify(payload ?? null);
-    if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw new AppError("payload_too_large", `Payload exceeds ${MAX_BODY_BYTES} bytes`);
-    const { jobId } = await ingest(ctx.runtime, trigger, text, null);
-    return JobType.from((await getJob(ctx.runtime.pool, jobId))!);
   }
 
   @FieldResolver(() => String, { nullable: true, description: "The current signing secret, to copy" })

@@ -17,6 +17,17 @@ export function validateCustomSecret(secret: string): string {
   return secret;
 }
 
+export interface StoredSecret {
+  secret: string;
+  /** Epoch ms; null for the current secret. */
+  expiresAt: number | null;
+}
+
+/** The secrets accepted at `now`: the current one and any still inside its grace window. */
+export function validSecrets(secrets: StoredSecret[], now: number): string[] {
+  return secrets.filter((s) => s.expiresAt === null || s.expiresAt > now).map((s) => s.secret);
+}
+
 /** The HMAC key for Standard Webhooks: the bytes after `whsec_` (base64), else the secret's own bytes. */
 export function standardWebhooksKey(secret: string): Buffer {
   if (secret.startsWith("whsec_")) {

@@ -5,10 +5,8 @@ import { decryptSecret, encryptSecret } from "../infra/crypto.js";
 import { newId } from "../infra/ids.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { clock, GRACE_MS } from "./clock.js";
-import { generateSecret, validateCustomSecret } from "./secrets.js";
-
-/** Channel that tells every instance's webhook cache to forget a trigger. */
-export const TRIGGER_CHANGED = "trigger_changed";
+import { announceTriggerChange } from "./cache.js";
+import { generateSecret, validateCustomSecret, type StoredSecret } from "./secrets.js";
 
 export interface TriggerRow {
   id: string;
@@ -34,9 +32,7 @@ function checkDescription(description: string | null | undefined): string | null
   return description;
 }
 
-async function changed(runtime: Runtime, triggerId: string): Promise<void> {
-  await runtime.events.publish(TRIGGER_CHANGED, triggerId).catch((err) => runtime.log.warn({ err }, "trigger change notification failed"));
-}
+const changed = (runtime: Runtime, triggerId: string) => announceTriggerChange(runtime, triggerId);
 
 export async function listTriggers(pool: pg.Pool, accountId: string, agentId?: string): Promise<TriggerRow[]> {
   const { rows } = agentId
@@ -126,12 +122,6 @@ export async function setTriggerSecret(runtime: Runtime, accountId: string, id: 
   return requireTrigger(runtime.pool, accountId, id);
 }
 
-export interface StoredSecret {
-  secret: string;
-  /** Epoch ms; null for the current secret. */
-  expiresAt: number | null;
-}
-
 /** Every secret of a trigger that may still be valid (current first), decrypted. */
 export async function loadSecrets(runtime: Runtime, triggerId: string): Promise<StoredSecret[]> {
   const { rows } = await runtime.pool.query<{ sealed_secret: string; expires_at: Date | null }>(
@@ -144,11 +134,6 @@ export async function loadSecrets(runtime: Runtime, triggerId: string): Promise<
 export async function currentSecret(runtime: Runtime, triggerId: string): Promise<string | null> {
   const secrets = await loadSecrets(runtime, triggerId);
   return secrets.find((s) => s.expiresAt === null)?.secret ?? null;
-}
-
-/** The secrets accepted at `now`: the current one and any still inside its grace window. */
-export function validSecrets(secrets: StoredSecret[], now: number): string[] {
-  return secrets.filter((s) => s.expiresAt === null || s.expiresAt > now).map((s) => s.secret);
 }
 
 /** A copy-paste curl for the x-trigger-secret scheme and one for the signed scheme. */

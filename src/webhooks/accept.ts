@@ -2,7 +2,7 @@ import { AppError } from "../errors/app-error.js";
 import type { JobStatus } from "../db/schema.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { webhookServices } from "./services.js";
-import type { CachedTrigger } from "./trigger-cache.js";
+import type { CachedTrigger } from "../triggers/cache.js";
 
 const MAX_KEY = 255;
 
@@ -11,7 +11,7 @@ const MAX_KEY = 255;
  * (+ idempotency record), then the workflow start. Returns the job's id and status: a repeated
  * idempotency key answers with the first job and its current status.
  */
-export async function ingest(
+export async function acceptWebhook(
   runtime: Runtime,
   trigger: Pick<CachedTrigger, "id" | "accountId" | "agentId">,
   payloadText: string,

@@ -1,5 +1,6 @@
 import type { Request } from "express";
 import { AppError } from "../errors/app-error.js";
+import { jsonTooDeep, MAX_JSON_DEPTH } from "../infra/json.js";
 
 /** 1 MB: the documented maximum webhook body. */
 export const MAX_BODY_BYTES = 1_048_576;
@@ -64,4 +65,11 @@ export function readRawBody(req: Request, limit = MAX_BODY_BYTES): Promise<Buffe
     req.on("end", onEnd);
     req.on("error", onError);
   });
+}
+
+/** Refuses bodies nested deeper than MAX_JSON_DEPTH with 400 invalid_json. */
+export function checkJsonDepth(text: string): void {
+  if (jsonTooDeep(text)) {
+    throw new AppError("invalid_json", `JSON nests arrays/objects deeper than ${MAX_JSON_DEPTH} levels`, { details: { max_depth: MAX_JSON_DEPTH } });
+  }
 }

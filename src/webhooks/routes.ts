@@ -1,70 +1,66 @@
 import express, { type Request, type Response } from "express";
+import { relaxesSignatureTimestamp } from "../accounts/service.js";
 import { AppError } from "../errors/app-error.js";
 import { sendError } from "../errors/http.js";
+import { headerValue, requireHttps } from "../http/auth.js";
 import type { RouteModule } from "../http/server.js";
+import { ensureJobEvents } from "../jobs/events.js";
 import type { Runtime } from "../runtime/runtime.js";
+import { triggerCache, type CachedTrigger } from "../triggers/cache.js";
 import { clock } from "../triggers/clock.js";
-import { validSecrets } from "../triggers/service.js";
+import { validSecrets } from "../triggers/secrets.js";
+import { acceptWebhook } from "./accept.js";
 import { authenticateWebhook } from "./auth.js";
-import { drain, isJsonContentType, MAX_BODY_BYTES, readRawBody, tooLarge } from "./body.js";
-import { ingest } from "./accept.js";
-import { webhookServices } from "./services.js";
-import { ensureJobEvents } from "../triggers/live.js";
+import { checkJsonDepth, drain, isJsonContentType, MAX_BODY_BYTES, readRawBody, tooLarge } from "./body.js";
 
-/** A request counts as TLS when it arrived over TLS, or a trusted proxy says so (`trust proxy`). */
-export function requireHttps(runtime: Runtime, req: Request): void {
-  if (!runtime.config.allowInsecureHttp && !req.secure) {
-    throw new AppError("https_required", "Webhook and job endpoints require HTTPS");
-  }
-}
-
-function headerValue(req: Request, name: string): string | undefined {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
+async function authenticate(runtime: Runtime, req: Request, trigger: CachedTrigger, raw: Buffer): Promise<void> {
+  const now = clock.now();
+  const result = authenticateWebhook(req.headers, raw, { secrets: validSecrets(trigger.secrets, now), now });
+  // The account setting is read at request time: a change applies to the very next request on every instance.
+  if (result === "ok" || (result === "needs-relaxed-timestamp" && (await relaxesSignatureTimestamp(runtime.pool, trigger.accountId)))) return;
+  throw new AppError("invalid_credentials", "Missing or invalid trigger secret or signature");
 }
 
 /**
  * POST /api/triggers/:id/webhook (DESIGN.md §6). Order of checks: transport, media type and
  * declared size (before reading anything), trigger, body (size enforced while streaming),
- * credentials over the raw bytes, JSON, then the durable write.
+ * credentials over the raw bytes, then whether the trigger is active (after authentication, so
+ * only its owner's senders learn it), JSON and its nesting depth, then the durable write.
  */
 export const webhookRoutes: RouteModule = (runtime) => {
   const router = express.Router();
-  const services = webhookServices(runtime);
+  const cache = triggerCache(runtime);
   ensureJobEvents(runtime); // LISTEN before the first subscriber, so no early transition is missed
 
   router.post("/api/triggers/:id/webhook", async (req: Request, res: Response) => {
     try {
-      requireHttps(runtime, req);
-      if (!isJsonContentType(headerValue(req, "content-type"))) {
+      requireHttps(runtime.config.allowInsecureHttp, req);
+      if (!isJsonContentType(headerValue(req.headers, "content-type"))) {
         throw new AppError("unsupported_media_type", "Content-Type must be application/json");
       }
-      const encoding = headerValue(req, "content-encoding");
+      const encoding = headerValue(req.headers, "content-encoding");
       if (encoding && encoding.toLowerCase() !== "identity") {
         throw new AppError("unsupported_media_type", "Compressed request bodies are not accepted");
       }
-      const declared = headerValue(req, "content-length");
+      const declared = headerValue(req.headers, "content-length");
       if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) throw tooLarge();
 
       const id = String(req.params.id);
-      const trigger = await services.cache.get(id);
+      const trigger = await cache.get(id);
       if (!trigger) throw new AppError("trigger_not_found", `Trigger ${id} not found`);
-      if (!trigger.active) throw new AppError("trigger_inactive", "This trigger is inactive");
 
       const raw = await readRawBody(req);
-      if (trigger.secretRequired) {
-        const now = clock.now();
-        const ok = authenticateWebhook(req.headers, raw, { secrets: validSecrets(trigger.secrets, now), now, relaxTimestamp: trigger.relaxTimestamp });
-        if (!ok) throw new AppError("invalid_credentials", "Missing or invalid trigger secret or signature");
-      }
+      if (trigger.secretRequired) await authenticate(runtime, req, trigger, raw);
+      if (!trigger.active) throw new AppError("trigger_inactive", "This trigger is inactive");
       const text = raw.toString("utf8");
+      checkJsonDepth(text);
       try {
         JSON.parse(text);
       } catch {
         throw new AppError("invalid_json", "Request body is not valid JSON");
       }
-      const key = headerValue(req, "idempotency-key") ?? headerValue(req, "webhook-id") ?? null;
-      const accepted = await ingest(runtime, trigger, text, key);
+      const key = headerValue(req.headers, "idempotency-key") ?? headerValue(req.headers, "webhook-id") ?? null;
+      const accepted = await acceptWebhook(runtime, trigger, text, key);
       res.status(202).json({ job_id: accepted.jobId, status: accepted.status });
     } catch (err) {
       // Whatever was not read of the body is discarded, so the response is not stuck behind it.

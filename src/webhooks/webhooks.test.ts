@@ -5,7 +5,7 @@ import { Webhook } from "standardwebhooks";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { createAccount } from "../../test/helpers/graphql.js";
 import { clock, GRACE_MS } from "../triggers/clock.js";
-import { createAgent, createTrigger, getJson, gql, postWebhook, waitForJob, type CreatedTrigger } from "./testing.js";
+import { createAgent, createTrigger, getJson, gql, postWebhook, waitForJob, type CreatedTrigger } from "../../test/helpers/webhooks.js";
 
 const SCRIPT = `export default async function run(input, ctx) { ctx.log("got", input.n); return { doubled: input.n * 2 }; }`;
 

@@ -1,6 +1,6 @@
 /**
  * Navigation: hash routes (#/agents, #/agents/new, #/agents/:id, #/triggers, #/triggers/:id,
- * #/threads/:id, #/account). Pages navigate with `go`; the shell reads `currentRoute`.
+ * #/threads/:id, #/jobs, #/jobs/failed (or another status), #/jobs/:id, #/usage, #/tokens, #/account). Pages navigate with `go`; the shell reads `currentRoute`.
  */
 export const DEFAULT_ROUTE = "agents";
 

@@ -1,8 +1,21 @@
 import { gql } from "./client";
-import type { Job } from "./types";
+import type { Job, JobAudit, JobFilter, JobSummary, Page } from "./types";
 
 export const JOB_FIELDS = `id status triggerId agentId threadId result error attempts cost logs createdAt startedAt finishedAt`;
+const SUMMARY = `id status triggerId agentId threadId error attempts cost createdAt startedAt finishedAt replayOf { id }`;
 
 export const jobsApi = {
   job: (id: string) => gql<{ job: Job | null }>(`query($id: ID!) { job(id: $id) { ${JOB_FIELDS} } }`, { id }).then((d) => d.job),
+  jobs: (filter: JobFilter, first: number, after: string | null) =>
+    gql<{ jobs: Page<JobSummary> }>(
+      `query($f: JobFilter, $n: Int, $a: String) { jobs(filter: $f, first: $n, after: $a) { edges { cursor node { ${SUMMARY} } } pageInfo { hasNextPage endCursor } } }`,
+      { f: filter, n: first, a: after },
+    ).then((d) => d.jobs),
+  jobAudit: (id: string) =>
+    gql<{ job: (JobSummary & { result: unknown; logs: string[]; audit: JobAudit | null }) | null }>(
+      `query($id: ID!) { job(id: $id) { ${SUMMARY} result logs audit { payload payloadPurgedAt result cost toolsUsed { kind name status durationMs cost } } } }`,
+      { id },
+    ).then((d) => d.job),
+  cancelJob: (id: string) => gql<{ cancelJob: JobSummary }>(`mutation($id: ID!) { cancelJob(id: $id) { ${SUMMARY} } }`, { id }).then((d) => d.cancelJob),
+  replayJob: (id: string) => gql<{ replayJob: JobSummary }>(`mutation($id: ID!) { replayJob(id: $id) { ${SUMMARY} } }`, { id }).then((d) => d.replayJob),
 };

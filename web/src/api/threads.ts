@@ -1,7 +1,17 @@
 import { gql } from "./client";
-import type { Thread } from "./types";
+import type { Page, Thread, ThreadMessage } from "./types";
 
 export const threadsApi = {
   thread: (id: string) =>
-    gql<{ thread: Thread | null }>(`query($id: ID!) { thread(id: $id) { id agentId createdAt messages { role content createdAt } } }`, { id }).then((d) => d.thread),
+    gql<{ thread: (Thread & { cost: string }) | null }>(`query($id: ID!) { thread(id: $id) { id agentId createdAt cost } }`, { id }).then((d) => d.thread),
+  threadMessages: (id: string, first: number, after: string | null) =>
+    gql<{ thread: { messagesConnection: Page<ThreadMessage> } | null }>(
+      `query($id: ID!, $n: Int, $a: String) { thread(id: $id) { messagesConnection(first: $n, after: $a) { edges { cursor node { seq role content createdAt } } pageInfo { hasNextPage endCursor } } } }`,
+      { id, n: first, a: after },
+    ).then((d) => d.thread?.messagesConnection ?? { edges: [], pageInfo: { hasNextPage: false, endCursor: null } }),
+  agentThreads: (agentId: string, first: number, after: string | null) =>
+    gql<{ agent: { threads: Page<Thread> } | null }>(
+      `query($id: ID!, $n: Int, $a: String) { agent(id: $id) { threads(first: $n, after: $a) { edges { cursor node { id agentId createdAt } } pageInfo { hasNextPage endCursor } } } }`,
+      { id: agentId, n: first, a: after },
+    ).then((d) => d.agent?.threads ?? { edges: [], pageInfo: { hasNextPage: false, endCursor: null } }),
 };

@@ -69,7 +69,77 @@ export interface Thread {
   id: string;
   agentId: string;
   createdAt: string;
-  messages: { role: string; content: string; createdAt: string }[];
+}
+export interface ThreadMessage {
+  seq: number;
+  role: string;
+  content: string;
+  createdAt: string;
+}
+
+/** A Relay connection page (jobs, ledger, threads, messages). */
+export interface Page<T> {
+  edges: { cursor: string; node: T }[];
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+}
+
+export interface JobFilter {
+  status?: JobStatus;
+  triggerId?: string;
+  agentId?: string;
+}
+export interface JobSummary {
+  id: string;
+  status: JobStatus;
+  triggerId: string | null;
+  agentId: string;
+  threadId: string | null;
+  error: string | null;
+  attempts: number;
+  cost: string;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  replayOf: { id: string } | null;
+}
+export interface JobAudit {
+  payload: unknown;
+  payloadPurgedAt: string | null;
+  result: unknown;
+  toolsUsed: { kind: string; name: string; status: string; durationMs: number | null; cost: string }[];
+  cost: string;
+}
+
+export type UsageDimension = "AGENT" | "API_KEY" | "THREAD" | "TRIGGER" | "MODEL" | "DAY";
+export interface UsageRow {
+  agentId: string | null;
+  apiKeyId: string | null;
+  threadId: string | null;
+  triggerId: string | null;
+  model: string | null;
+  day: string | null;
+  cost: string;
+  requests: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+export interface LedgerEntry {
+  id: string;
+  amount: string;
+  kind: string;
+  reference: string | null;
+  agentId: string | null;
+  threadId: string | null;
+  jobId: string | null;
+  model: string | null;
+  createdAt: string;
+}
+export interface AdminToken {
+  id: string;
+  name: string;
+  prefix: string;
+  lastUsedAt: string | null;
+  createdAt: string;
 }
 
 export interface JobStatusEvent {

@@ -24,7 +24,18 @@ export function ExamplesPanel({ agent }: { agent: Agent }) {
 curl ${base}/chat/completions \\
   -H "Authorization: Bearer ${key}" \\
   -H "Content-Type: application/json" \\
-  -d '{"model": "${model}", "thread_id": "THREAD_ID", "messages": [{"role": "user", "content": "And then?"}]}'`,
+  -d '{"model": "${model}", "thread_id": "THREAD_ID", "messages": [{"role": "user", "content": "And then?"}]}'
+
+# Tools: the answer's tool_calls (finish_reason "tool_calls"); send back only the results + thread_id
+curl ${base}/chat/completions \
+  -H "Authorization: Bearer ${key}" \
+  -H "Content-Type: application/json" \
+  -d '{
+    "model": "${model}",
+    "messages": [{"role": "user", "content": "Weather in Paris?"}],
+    "tools": [{"type": "function", "function": {"name": "get_weather",
+      "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+  }'`,
     python: `# pip install openai
 from openai import OpenAI
 
@@ -43,7 +54,24 @@ second = client.chat.completions.create(
     messages=[{"role": "user", "content": "And then?"}],
     extra_body={"thread_id": thread_id},
 )
-print(second.choices[0].message.content)`,
+print(second.choices[0].message.content)
+
+# Tools: the thread keeps the calls, so send back only the results
+import json
+tools = [{"type": "function", "function": {"name": "get_weather",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+ask = client.chat.completions.create(
+    model="${model}", tools=tools,
+    messages=[{"role": "user", "content": "Weather in Paris?"}],
+)
+results = [{"role": "tool", "tool_call_id": c.id,
+            "content": "sunny in " + json.loads(c.function.arguments)["city"]}
+           for c in ask.choices[0].message.tool_calls or []]
+answer = client.chat.completions.create(
+    model="${model}", tools=tools, messages=results,
+    extra_body={"thread_id": ask.model_extra["thread_id"]},
+)
+print(answer.choices[0].message.content)`,
     node: `// npm install openai
 import OpenAI from "openai";
 
@@ -63,7 +91,24 @@ const second = await client.chat.completions.create({
   // @ts-expect-error thread_id is an Agent Gateway extension
   thread_id: threadId,
 });
-console.log(second.choices[0].message.content);`,
+console.log(second.choices[0].message.content);
+
+// Tools: the thread keeps the calls, so send back only the results
+const tools = [{ type: "function", function: { name: "get_weather",
+  parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } }];
+const ask = await client.chat.completions.create({
+  model: "${model}", tools,
+  messages: [{ role: "user", content: "Weather in Paris?" }],
+});
+const results = (ask.choices[0].message.tool_calls ?? []).map((c) => ({
+  role: "tool", tool_call_id: c.id, content: "sunny in " + JSON.parse(c.function.arguments).city,
+}));
+const answer = await client.chat.completions.create({
+  model: "${model}", tools, messages: results,
+  // @ts-expect-error thread_id is an Agent Gateway extension
+  thread_id: ask.thread_id,
+});
+console.log(answer.choices[0].message.content);`,
   };
   const labels = { curl: "curl", python: "Python (openai)", node: "Node.js (openai)" } as const;
   return (

@@ -4,11 +4,11 @@ import { useAction } from "../hooks/useAction";
 import { useRemembered } from "../hooks/useRemembered";
 import { setRemembered } from "../remembered";
 import { ConfirmDialog } from "./ConfirmDialog";
-import { CopyField } from "./CopyField";
+import { CredentialTable } from "./CredentialTable";
 import { Dialog } from "./Dialog";
 import { Empty } from "./Empty";
 import { ErrorBox } from "./ErrorBox";
-import { Time } from "./Time";
+import { ShownOnceDialog } from "./ShownOnceDialog";
 
 export function KeysPanel({ agent, reload }: { agent: Agent; reload: () => Promise<void> }) {
   const [creating, setCreating] = useState(false);
@@ -49,41 +49,13 @@ export function KeysPanel({ agent, reload }: { agent: Agent; reload: () => Promi
       {agent.apiKeys.length === 0 ? (
         <Empty>No keys yet. Create one to call this agent from code.</Empty>
       ) : (
-        <div className="table-wrap">
-          <table>
-            <caption className="sr-only">API keys of {agent.name}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Key</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {agent.apiKeys.map((k) => (
-                <tr key={k.id}>
-                  <td data-label="Name">{k.name}</td>
-                  <td data-label="Key" className="mono">
-                    {k.prefix}…{k.last4}
-                  </td>
-                  <td data-label="Last used">{k.lastUsedAt ? <Time iso={k.lastUsedAt} /> : <span className="muted">never</span>}</td>
-                  <td data-label="Created">
-                    <Time iso={k.createdAt} />
-                  </td>
-                  <td>
-                    <button type="button" className="btn small danger" onClick={() => setToDelete(k)} aria-label={`Delete key ${k.name}`}>
-                      Delete
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <CredentialTable
+          rows={agent.apiKeys.map((k) => ({ ...k, masked: `${k.prefix}…${k.last4}` }))}
+          caption={`API keys of ${agent.name}`}
+          valueLabel="Key"
+          action={{ label: "Delete", aria: (r) => `Delete key ${r.name}` }}
+          onAction={(id) => setToDelete(agent.apiKeys.find((k) => k.id === id) ?? null)}
+        />
       )}
 
       <Dialog open={creating} title="Create an API key" onClose={() => setCreating(false)}>
@@ -103,25 +75,22 @@ export function KeysPanel({ agent, reload }: { agent: Agent; reload: () => Promi
         </form>
       </Dialog>
 
-      <Dialog open={!!created} title="Your new API key" onClose={closeCreated} wide>
-        {created ? (
-          <div className="new-key">
-            <p className="warning" role="alert">
-              Copy this key now. <strong>You will not see it again</strong>: only a hash is stored. If you lose it, create a new key.
-            </p>
-            <CopyField label={`Key “${created.apiKey.name}”`} value={created.key} />
-            <label className="check">
-              <input type="checkbox" checked={remember} onChange={(e) => setRememberBox(e.target.checked)} /> Remember this key in this browser (local storage) to fill in the code
-              examples
-            </label>
-            <div className="actions">
-              <button type="button" className="btn primary" onClick={closeCreated} data-autofocus>
-                I have copied it
-              </button>
-            </div>
-          </div>
-        ) : null}
-      </Dialog>
+      <ShownOnceDialog
+        title="Your new API key"
+        warning={
+          <>
+            Copy this key now. <strong>You will not see it again</strong>: only a hash is stored. If you lose it, create a new key.
+          </>
+        }
+        label={`Key “${created?.apiKey.name ?? ""}”`}
+        value={created?.key ?? null}
+        onClose={closeCreated}
+      >
+        <label className="check">
+          <input type="checkbox" checked={remember} onChange={(e) => setRememberBox(e.target.checked)} /> Remember this key in this browser (local storage) to fill in the code
+          examples
+        </label>
+      </ShownOnceDialog>
 
       <ConfirmDialog
         open={!!toDelete}

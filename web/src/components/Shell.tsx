@@ -31,6 +31,9 @@ export function Shell({ section, routeKey, account, onSignOut, children }: { sec
         <nav aria-label="Main">
           {navLink("#/agents", "agents", "Agents")}
           {navLink("#/triggers", "triggers", "Triggers")}
+          {navLink("#/jobs", "jobs", "Jobs")}
+          {navLink("#/usage", "usage", "Usage")}
+          {navLink("#/tokens", "tokens", "Admin tokens")}
         </nav>
         <div className="account" aria-label="Account">
           <a className="account-name" data-testid="account-name" href="#/account" aria-current={section === "account" ? "page" : undefined} title="Account settings">

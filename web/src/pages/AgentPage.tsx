@@ -6,6 +6,7 @@ import { CreateTriggerButton } from "../components/CreateTriggerButton";
 import { ErrorBox } from "../components/ErrorBox";
 import { ExamplesPanel } from "../components/ExamplesPanel";
 import { KeysPanel } from "../components/KeysPanel";
+import { ThreadsPanel } from "../components/ThreadsPanel";
 import { TriggerList } from "../components/TriggerList";
 import { useAsync } from "../hooks/useAsync";
 import { setRemembered } from "../remembered";
@@ -63,6 +64,8 @@ export function AgentPage({ id }: { id: string }) {
         <TriggerList triggers={agent.triggers} showAgent={false} empty="No triggers for this agent yet. Create one to get a webhook URL and a secret." />
       </section>
 
+
+      <ThreadsPanel agentId={agent.id} />
 
       <section className="panel" id="settings" aria-labelledby="settings-h">
         <h2 id="settings-h">Settings</h2>

@@ -1,10 +1,11 @@
 import { createPubSub, filter, pipe, Repeater } from "@graphql-yoga/subscription";
-import { getJob, JOB_STATUS, type JobStatusEvent } from "../jobs/store.js";
+import { getJob, JOB_STATUS, type JobStatusEvent, type JobStatusNotice } from "./store.js";
 import type { Runtime } from "../runtime/runtime.js";
 
 /**
  * Job status events for GraphQL subscribers of one API instance. Every instance LISTENs on the
- * `job_status` channel, so a transition written by any worker reaches subscribers everywhere.
+ * `job_status` channel, so a transition written by any worker reaches subscribers everywhere. The
+ * notice carries no error text (NOTIFY payloads are small); a failed job's error is read here.
  */
 type Hub = ReturnType<typeof createPubSub<{ job: [JobStatusEvent] }>>;
 const hubs = new WeakMap<Runtime, Hub>();
@@ -17,11 +18,20 @@ function hub(runtime: Runtime): Hub {
     hubs.set(runtime, created);
     void runtime.events
       .subscribe(JOB_STATUS, (payload) => {
+        let notice: JobStatusNotice;
         try {
-          created.publish("job", JSON.parse(payload) as JobStatusEvent);
+          notice = JSON.parse(payload) as JobStatusNotice;
         } catch {
-          /* not ours */
+          return; // not ours
         }
+        if (notice.status !== "failed") return created.publish("job", { ...notice, error: null });
+        runtime.pool
+          .query<{ error: string | null }>("select error from jobs where id = $1", [notice.jobId])
+          .then(
+            ({ rows }) => rows[0]?.error ?? null,
+            () => null,
+          )
+          .then((error) => created.publish("job", { ...notice, error }));
       })
       .catch((err) => runtime.log.warn({ err }, "could not listen for job status events"));
   }

@@ -28,6 +28,8 @@ export interface IngestResult {
   created: boolean;
 }
 
+type Outcome = { ok: true; result: IngestResult } | { ok: false; error: unknown };
+
 interface Pending {
   item: IngestItem;
   resolve: (r: IngestResult) => void;
@@ -132,7 +134,7 @@ export class IngestBatcher {
         unique.push(p);
       }
     }
-    const settle = (p: Pending, outcome: { ok: true; result: IngestResult } | { ok: false; error: unknown }) => {
+    const settle = (p: Pending, outcome: Outcome) => {
       const followers = p.item.idempotencyKey === null ? [] : (leaders.get(`${p.item.triggerId}\u0000${p.item.idempotencyKey}`) ?? []);
       if (outcome.ok) {
         p.resolve(outcome.result);
@@ -143,9 +145,10 @@ export class IngestBatcher {
       }
     };
     try {
-      const results = await this.write(unique.map((p) => p.item));
-      unique.forEach((p, i) => settle(p, { ok: true, result: results[i]! }));
+      const outcomes = await this.write(unique.map((p) => p.item));
+      unique.forEach((p, i) => settle(p, outcomes[i]!));
     } catch (err) {
+      // The statement failed, so nothing of this batch was committed and retrying creates no duplicate.
       if (unique.length === 1) {
         settle(unique[0]!, { ok: false, error: translate(err) });
         return;
@@ -154,8 +157,8 @@ export class IngestBatcher {
       await Promise.all(
         unique.map(async (p) => {
           try {
-            const [r] = await this.write([p.item]);
-            settle(p, { ok: true, result: r! });
+            const [outcome] = await this.write([p.item]);
+            settle(p, outcome!);
           } catch (e) {
             settle(p, { ok: false, error: translate(e) });
           }
@@ -164,7 +167,12 @@ export class IngestBatcher {
     }
   }
 
-  private async write(items: IngestItem[]): Promise<IngestResult[]> {
+  /**
+   * Writes the batch in one statement and answers each item. Throws only when the statement failed
+   * (nothing committed). Once it committed, every created job is reported as created whatever
+   * happens next; a failed lookup of earlier jobs fails only the requests that created nothing.
+   */
+  private async write(items: IngestItem[]): Promise<Outcome[]> {
     const jobIds = items.map(() => newId("job"));
     const { rows } = await this.pool.query<{ job_id: string }>(INSERT_BATCH, [
       jobIds,
@@ -181,9 +189,12 @@ export class IngestBatcher {
       const traceOf = new Map(items.map((item, i) => [jobIds[i]!, item.traceContext ?? null]));
       this.onCommitted([...created], [...created].map((id) => traceOf.get(id) ?? null));
     }
-    const results: IngestResult[] = items.map((_, i) => ({ jobId: jobIds[i]!, created: created.has(jobIds[i]!) }));
-    const losers = items.map((item, i) => ({ item, i })).filter(({ i }) => !results[i]!.created);
-    if (losers.length > 0) {
+    const outcomes: Outcome[] = jobIds.map((jobId) => ({ ok: true, result: { jobId, created: created.has(jobId) } }));
+    const losers = items.map((item, i) => ({ item, i })).filter(({ i }) => !created.has(jobIds[i]!));
+    if (losers.length === 0) return outcomes;
+    const retry = (cause?: unknown) =>
+      new AppError("service_unavailable", "Could not look up the job of this Idempotency-Key; retry the request with the same key", { cause, headers: { "Retry-After": "1" } });
+    try {
       // Keys already used within 24 h: answer with the first job's id.
       const { rows: existing } = await this.pool.query<{ trigger_id: string; key: string; job_id: string }>(
         `select trigger_id, key, job_id from idempotency_records
@@ -193,11 +204,12 @@ export class IngestBatcher {
       const byKey = new Map(existing.map((r) => [`${r.trigger_id}\u0000${r.key}`, r.job_id]));
       for (const { item, i } of losers) {
         const jobId = byKey.get(`${item.triggerId}\u0000${item.idempotencyKey}`);
-        if (!jobId) throw new AppError("service_unavailable", "Idempotency record changed concurrently; retry the request");
-        results[i] = { jobId, created: false };
+        outcomes[i] = jobId ? { ok: true, result: { jobId, created: false } } : { ok: false, error: retry() };
       }
+    } catch (err) {
+      for (const { i } of losers) outcomes[i] = { ok: false, error: retry(err) };
     }
-    return results;
+    return outcomes;
   }
 }
 

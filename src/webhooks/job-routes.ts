@@ -2,32 +2,32 @@ import express, { type Request, type Response } from "express";
 import { authenticateAdminToken } from "../accounts/admin-tokens.js";
 import { AppError } from "../errors/app-error.js";
 import { sendError } from "../errors/http.js";
-import { bearerToken } from "../graphql/context.js";
+import { bearerToken, headerValue, requireHttps } from "../http/auth.js";
 import type { RouteModule } from "../http/server.js";
 import { formatUsd } from "../infra/money.js";
+import { getJob, type JobRow } from "../jobs/store.js";
 import type { Runtime } from "../runtime/runtime.js";
+import { triggerCache } from "../triggers/cache.js";
 import { clock } from "../triggers/clock.js";
-import { validSecrets } from "../triggers/service.js";
-import { sharedSecretMatches } from "../webhooks/auth.js";
-import { requireHttps } from "../webhooks/routes.js";
-import { webhookServices } from "../webhooks/services.js";
-import { getJob, type JobRow } from "./store.js";
+import { validSecrets } from "../triggers/secrets.js";
+import { sharedSecretMatches } from "./auth.js";
 
 const notFound = () => new AppError("job_not_found", "Job not found");
 
 /**
- * Loads a job for a caller holding either the job's trigger secret (current or in grace) or the
+ * The job endpoints (DESIGN.md §7) live with webhook authentication: they accept the same trigger
+ * secrets. Loads a job for a caller holding either the job's trigger secret (current or in grace) or the
  * owning account's admin token. Anything else answers exactly like an unknown job.
  */
 async function authorizedJob(runtime: Runtime, req: Request): Promise<JobRow> {
-  requireHttps(runtime, req);
+  requireHttps(runtime.config.allowInsecureHttp, req);
   const id = String(req.params.id);
   if (!/^job_[0-9A-Za-z]{1,64}$/.test(id)) throw notFound();
   const job = await getJob(runtime.pool, id);
   if (!job) throw notFound();
-  const secret = req.headers["x-trigger-secret"];
-  if (typeof secret === "string" && job.triggerId) {
-    const trigger = await webhookServices(runtime).cache.get(job.triggerId);
+  const secret = headerValue(req.headers, "x-trigger-secret");
+  if (secret !== undefined && job.triggerId) {
+    const trigger = await triggerCache(runtime).get(job.triggerId);
     if (trigger && sharedSecretMatches(secret, validSecrets(trigger.secrets, clock.now()))) return job;
   }
   const token = bearerToken(req.headers.authorization);

@@ -1,12 +1,14 @@
 import type { Runtime } from "../runtime/runtime.js";
 import { decryptSecret } from "../infra/crypto.js";
-import type { StoredSecret } from "../triggers/service.js";
+import { ACCOUNT_CHANGED } from "../accounts/service.js";
+import type { StoredSecret } from "./secrets.js";
 
 /**
  * A short-lived per-process cache of what the webhook hot path needs about a trigger: owner,
  * flags and decrypted secrets. Changes made anywhere are announced on `trigger_changed`
- * (LISTEN/NOTIFY) and evict the entry at once; the TTL bounds staleness for changes that are not
- * announced (account settings) and for a missed notification.
+ * (LISTEN/NOTIFY on `trigger_changed`, and `account_changed` for the owner's settings) and evict
+ * the entry at once; the TTL bounds staleness for a missed notification. Account settings are not
+ * cached: webhook authentication reads them at request time (`relaxesSignatureTimestamp`).
  */
 export interface CachedTrigger {
   id: string;
@@ -14,7 +16,6 @@ export interface CachedTrigger {
   agentId: string;
   active: boolean;
   secretRequired: boolean;
-  relaxTimestamp: boolean;
   secrets: StoredSecret[];
 }
 
@@ -55,6 +56,12 @@ export class TriggerCache {
     this.entries.delete(id);
   }
 
+  /** Forgets every trigger of an account (its settings changed). */
+  invalidateAccount(accountId: string): void {
+    this.generation++;
+    for (const [id, e] of this.entries) if (e.value?.accountId === accountId) this.entries.delete(id);
+  }
+
   private async load(id: string): Promise<CachedTrigger | null> {
     // Trigger ids are `trg_` + base62; anything else cannot exist, so skip the query.
     if (!/^trg_[0-9A-Za-z]{1,64}$/.test(id)) return null;
@@ -64,13 +71,12 @@ export class TriggerCache {
       agent_id: string;
       active: boolean;
       secret_required: boolean;
-      relax: boolean;
       secrets: { s: string; e: string | null }[] | null;
     }>(
-      `select t.id, t.account_id, t.agent_id, t.active, t.secret_required, a.relax_signature_timestamp as relax,
+      `select t.id, t.account_id, t.agent_id, t.active, t.secret_required,
          (select json_agg(json_build_object('s', s.sealed_secret, 'e', s.expires_at) order by s.expires_at desc nulls first)
             from trigger_secrets s where s.trigger_id = t.id) as secrets
-       from triggers t join accounts a on a.id = t.account_id where t.id = $1`,
+       from triggers t where t.id = $1`,
       [id],
     );
     const r = rows[0];
@@ -82,8 +88,31 @@ export class TriggerCache {
       agentId: r.agent_id,
       active: r.active,
       secretRequired: r.secret_required,
-      relaxTimestamp: r.relax,
       secrets: (r.secrets ?? []).map((s) => ({ secret: decryptSecret(s.s, key), expiresAt: s.e ? Date.parse(s.e) : null })),
     };
   }
+}
+
+/** Channel that tells every instance's cache to forget a trigger. */
+export const TRIGGER_CHANGED = "trigger_changed";
+
+const caches = new WeakMap<Runtime, TriggerCache>();
+
+/** The process's trigger cache for this runtime; it listens for changes from every instance. */
+export function triggerCache(runtime: Runtime): TriggerCache {
+  let cache = caches.get(runtime);
+  if (cache) return cache;
+  const created = new TriggerCache(runtime);
+  caches.set(runtime, created);
+  const listen = (channel: string, evict: (id: string) => void) =>
+    void runtime.events.subscribe(channel, evict).catch((err) => runtime.log.warn({ err, channel }, "could not listen for trigger changes"));
+  listen(TRIGGER_CHANGED, (id) => created.invalidate(id));
+  listen(ACCOUNT_CHANGED, (accountId) => created.invalidateAccount(accountId));
+  return created;
+}
+
+/** Announces a change of a trigger: evicted in this process at once, in the others when the NOTIFY arrives. */
+export async function announceTriggerChange(runtime: Runtime, triggerId: string): Promise<void> {
+  caches.get(runtime)?.invalidate(triggerId);
+  await runtime.events.publish(TRIGGER_CHANGED, triggerId).catch((err) => runtime.log.warn({ err }, "trigger change notification failed"));
 }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, type Client } from "graphql-ws";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { createAccount } from "../../test/helpers/graphql.js";
-import { createAgent, createTrigger, postWebhook, waitForJob } from "../webhooks/testing.js";
+import { createAgent, createTrigger, postWebhook, waitForJob } from "../../test/helpers/webhooks.js";
 
 const SUB = `subscription($jobId: ID, $triggerId: ID, $agentId: ID) {
   jobStatusChanged(jobId: $jobId, triggerId: $triggerId, agentId: $agentId) { jobId triggerId agentId status error attempts at }

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# bench/compare.sh <base-ref> <head-ref>: before/after figures for a change, from one run.
+#
+# Checks both refs out into temporary git worktrees (dependencies from `npm ci`, or a symlink to
+# this checkout's node_modules when package-lock.json is the same), and runs this checkout's
+# `npm run bench:chat` with both gateways side by side: the same mock, the same PostgreSQL, the
+# same load, cell after cell, so machine noise hits both alike. Each build is compiled and
+# migrated by its own code. The result replaces the section "## Chat (before/after: <base> →
+# <head>)" of BENCHMARKS.md.
+#
+# COMPARE_WEBHOOKS=1 also runs `npm run bench:webhooks` against each build in turn (sections
+# "## Webhooks (before: <base>)" and "## Webhooks (after: <head>)"); those two runs are
+# sequential, so compare them only on an idle machine.
+# BENCH_* variables pass through (default here: BENCH_TARGETS=gw-b,gw-oa,portkey-b,
+# BENCH_PHASES=latency).
+set -euo pipefail
+if [ $# -ne 2 ]; then
+  echo "usage: bench/compare.sh <base-ref> <head-ref>" >&2
+  exit 2
+fi
+base_ref=$1
+head_ref=$2
+repo=$(git rev-parse --show-toplevel)
+cd "$repo"
+base_sha=$(git rev-parse --short "$base_ref^{commit}")
+head_sha=$(git rev-parse --short "$head_ref^{commit}")
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/agw-compare-XXXXXX")
+
+cleanup() {
+  for d in base head; do
+    [ -d "$tmp/$d" ] && git worktree remove --force "$tmp/$d" >/dev/null 2>&1 || true
+  done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+checkout() { # <dir> <ref>
+  git worktree add --detach "$tmp/$1" "$2" >/dev/null
+  if cmp -s "$tmp/$1/package-lock.json" "$repo/package-lock.json"; then
+    ln -s "$repo/node_modules" "$tmp/$1/node_modules"
+  else
+    echo "[compare] $2: dependencies differ from this checkout; npm ci" >&2
+    (cd "$tmp/$1" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  fi
+}
+checkout base "$base_ref"
+checkout head "$head_ref"
+
+export BENCH_COMMAND="bench/compare.sh $base_ref $head_ref"
+export BENCH_TARGETS="${BENCH_TARGETS:-gw-b,gw-oa,portkey-b}"
+export BENCH_PHASES="${BENCH_PHASES:-latency}"
+BENCH_GATEWAYS="before=$tmp/base,after=$tmp/head" BENCH_SECTION="before/after: $base_ref ($base_sha) → $head_ref ($head_sha)" \
+  npm run -s bench:chat
+
+if [ "${COMPARE_WEBHOOKS:-0}" = "1" ]; then
+  BENCH_GATEWAY_ROOT="$tmp/base" BENCH_SECTION="before: $base_ref ($base_sha)" npm run -s bench:webhooks
+  BENCH_GATEWAY_ROOT="$tmp/head" BENCH_SECTION="after: $head_ref ($head_sha)" npm run -s bench:webhooks
+fi

@@ -1,0 +1,28 @@
+import type pg from "pg";
+
+/**
+ * Retention (DESIGN §14): after the account's window, nothing of a webhook payload is left in
+ * the database. A run keeps its status, timing, attempts, cost and tools used; what it received
+ * and what it made of it goes: the audit entry's payload and result, the job's result and log,
+ * and every message of the run's thread (where the payload was sent to the model). A replay's
+ * audit entry is dated like its original (replayJob copies the date), so both go together.
+ * Idempotency records go 24 hours after their webhook.
+ *
+ * `asOf` is "now" for the whole pass (tests move it forward instead of waiting for the window).
+ */
+export async function purgeExpired(db: pg.Pool, asOf: Date): Promise<{ payloads: number; idempotencyRecords: number }> {
+  const { rows } = await db.query<{ payloads: number }>(
+    `with expired as (
+       select e.id as audit_id, e.job_id from audit_entries e join accounts a on a.id = e.account_id
+       where e.payload_purged_at is null and e.created_at < $1::timestamptz - make_interval(days => a.retention_days)
+         and not exists (select 1 from jobs j where j.id = e.job_id and j.status in ('queued', 'running'))
+     ),
+     audits as (update audit_entries set payload = null, result = null, payload_purged_at = $1 where id in (select audit_id from expired) returning id),
+     runs as (update jobs set result = null, logs = null where id in (select job_id from expired) returning thread_id),
+     messages as (update messages set content = '', data = null where thread_id in (select thread_id from runs where thread_id is not null))
+     select count(*)::int as payloads from audits`,
+    [asOf],
+  );
+  const idem = await db.query("delete from idempotency_records where expires_at <= $1", [asOf]);
+  return { payloads: rows[0]?.payloads ?? 0, idempotencyRecords: idem.rowCount ?? 0 };
+}
