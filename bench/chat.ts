@@ -25,7 +25,7 @@ import { runSlowStreams } from "./lib/slow-streams.js";
  *
  * Env: BENCH_CONNECTIONS (1,10,50), BENCH_DURATION s per cell (10), BENCH_WARMUP s (2),
  * BENCH_TARGETS (comma list of target ids, default all), BENCH_PHASES (latency,streams),
- * BENCH_STREAMS (1000), BENCH_GATEWAYS ("label=path,…": gateways built from other checkouts, for
+ * BENCH_STREAMS (1000), BENCH_TENANTS (accounts of the spread row, 50), BENCH_GATEWAYS ("label=path,…": gateways built from other checkouts, for
  * bench/compare.sh; default this checkout), BENCH_SECTION (heading suffix, for compare runs),
  * BENCH_WRITE=0 (print only), BENCH_SKIP_BUILD=1, BENCH_VERBOSE=1.
  */
@@ -38,6 +38,9 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
 const PHASES = new Set(String(process.env.BENCH_PHASES ?? "latency,streams").split(","));
 const ONLY = process.env.BENCH_TARGETS ? new Set(process.env.BENCH_TARGETS.split(",")) : undefined;
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 1000);
+// Every other gateway row sends all requests with one key of one account (one balance row that
+// every hold and settle updates); this row spreads them over many accounts.
+const TENANTS = Number(process.env.BENCH_TENANTS ?? 50);
 const MODEL_B = "provider_b/model-sonnet-4-6";
 const MODEL_OA = "provider_a/model-2.5-flash"; // routed to the mock as an OpenAI-compatible upstream
 const PROMPT = "Say hello in five words.";
@@ -51,6 +54,8 @@ interface Target {
   direct?: boolean;
   url: string;
   headers: Record<string, string>;
+  /** Authorization values used in turn, one per request (requests spread over many accounts). */
+  rotateAuth?: string[];
   body: (stream: boolean) => string;
 }
 
@@ -72,7 +77,17 @@ interface Cell {
 }
 
 async function load(t: Target, stream: boolean, duration: number, connections: number): Promise<Cell> {
-  const r = await autocannon({ url: t.url, method: "POST", headers: { "content-type": "application/json", ...t.headers }, body: t.body(stream), connections, duration });
+  let i = 0;
+  const rotate = t.rotateAuth;
+  const r = await autocannon({
+    url: t.url,
+    method: "POST",
+    headers: { "content-type": "application/json", ...t.headers },
+    body: t.body(stream),
+    connections,
+    duration,
+    ...(rotate ? { requests: [{ setupRequest: (req) => ({ ...req, headers: { ...req.headers, authorization: rotate[i++ % rotate.length]! } }) }] } : {}),
+  });
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.non2xx + r.errors + r.timeouts, total: r.requests.total };
 }
 
@@ -121,7 +136,7 @@ await main(async () => {
     ];
     const gatewayRows: { label: string; commit: string; pid: number }[] = [];
     for (const g of gatewaySpecs) {
-      if (!want(`gw-b:${g.label}`) && !want(`gw-b-tools:${g.label}`) && !want(`gw-oa:${g.label}`)) continue;
+      if (![`gw-b:${g.label}`, `gw-b${TENANTS}:${g.label}`, `gw-b-tools:${g.label}`, `gw-oa:${g.label}`].some(want)) continue;
       buildServer(g.root);
       const db = `gw_${g.label.replace(/\W/g, "_")}`;
       await pg.createDatabase(db);
@@ -134,6 +149,19 @@ await main(async () => {
       const suffix = gatewaySpecs.length > 1 ? ` [${g.label} ${commit}]` : "";
       if (want(`gw-b:${g.label}`))
         targets.push({ id: `gw-b:${g.label}`, name: `agent-gateway serve, provider_b path${suffix}`, wire: "anthropic", url: `${gw.url}/api/v1/chat/completions`, headers: auth, body: openAiBody(MODEL_B) });
+      if (want(`gw-b${TENANTS}:${g.label}`)) {
+        const many = [tenant];
+        while (many.length < TENANTS) many.push(await createTenant(gw.url, { model: MODEL_B }));
+        targets.push({
+          id: `gw-b${TENANTS}:${g.label}`,
+          name: `agent-gateway serve, provider_b path, requests spread over ${TENANTS} accounts${suffix}`,
+          wire: "anthropic",
+          url: `${gw.url}/api/v1/chat/completions`,
+          headers: auth,
+          rotateAuth: many.map((t) => `Bearer ${t.apiKey}`),
+          body: openAiBody(MODEL_B),
+        });
+      }
       if (want(`gw-b-tools:${g.label}`))
         targets.push({ id: `gw-b-tools:${g.label}`, name: `agent-gateway serve, provider_b path + tools${suffix}`, wire: "anthropic", url: `${gw.url}/api/v1/chat/completions`, headers: auth, body: openAiToolsBody(MODEL_B) });
       if (want(`gw-oa:${g.label}`))
@@ -269,7 +297,8 @@ function latencySection(
     "",
     `- agent-gateway: \`npm run serve\` (node dist/src/entry/serve.js, NODE_ENV=production, LOG_LEVEL=${GATEWAY_LOG_LEVEL}) on PostgreSQL ${pgSettings}`,
     `  (build${gateways.length > 1 ? "s" : ""}: ${gateways.map((g) => `${g.label} = ${g.commit}`).join(", ") || "—"}). Every request: API-key auth, per-key rate limit, hold on the balance, a new`,
-    "  thread, the upstream call, then the two stored messages + settle — two PostgreSQL round trips, each a durable commit. provider_b path: the",
+    "  thread, the upstream call, then the two stored messages + settle — two PostgreSQL round trips, each a durable commit. All requests of a row",
+    `  use one key of one account (one balance row that every hold and settle updates), except the row spread over ${TENANTS} accounts. provider_b path: the`,
     "  gateway translates the OpenAI request into an Anthropic Messages call and the answer (and SSE events) back. `npm start`: the dev launcher",
     "  (embedded PostgreSQL with fsync off, Temporal dev server and worker in the same process tree).",
     "- Portkey: `build/start-server.js --headless`, per-request routing headers, stores nothing; its `@hono/node-server` pinned to 1.13.8 (package.json",

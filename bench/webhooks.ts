@@ -182,7 +182,7 @@ await main(async () => {
       const api3 = await startServe("api (runs)", root, runEnv);
       const worker: Proc = startProcess("worker", process.execPath, ["--enable-source-maps", "dist/src/entry/worker.js"], {
         cwd: root,
-        env: { NODE_ENV: "production", OPERATOR_TOKEN, SECRET_ENCRYPTION_KEY, PUBLIC_BASE_URL: api3.url, LOG_LEVEL: GATEWAY_LOG_LEVEL, ...runEnv },
+        env: { NODE_ENV: "production", OPERATOR_TOKEN, SECRET_ENCRYPTION_KEY, PUBLIC_BASE_URL: api3.url.replace("http:", "https:"), LOG_LEVEL: GATEWAY_LOG_LEVEL, ...runEnv },
       });
       void worker;
       const closeTime = async (workflowId: string) => {

@@ -24,6 +24,7 @@ describe("OpenTelemetry traces across processes", () => {
   let api: Proc;
   let worker: Proc;
   let apiUrl: string;
+  let workerMetricsUrl: string;
   let operatorToken: string;
 
   beforeAll(async () => {
@@ -51,7 +52,9 @@ describe("OpenTelemetry traces across processes", () => {
     const port = await freePort();
     apiUrl = `http://127.0.0.1:${port}`;
     api = runEntry("serve", { ...env, PORT: String(port), OTEL_SERVICE_NAME: "gateway-api", LOG_LEVEL: "debug" });
-    worker = runEntry("worker", { ...env, OTEL_SERVICE_NAME: "gateway-worker" });
+    const metricsPort = await freePort();
+    workerMetricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+    worker = runEntry("worker", { ...env, OTEL_SERVICE_NAME: "gateway-worker", WORKER_METRICS_PORT: String(metricsPort) });
     await until(async () => (await fetch(`${apiUrl}/readyz`).catch(() => undefined))?.status === 200, "serve /readyz");
     await until(() => worker.output().includes("worker polling"), "worker polling");
   });
@@ -119,6 +122,35 @@ describe("OpenTelemetry traces across processes", () => {
     }
   });
 
+  it("a script's ctx.chat calls (answered on the sandbox thread's messages) stay in the run's trace", async () => {
+    const script = `export default async function run(input, ctx) {
+      const r = await ctx.chat({ messages: [{ role: "user", content: "hi" }] });
+      return { said: r.content };
+    }`;
+    const { adminToken, triggerId, secret } = await triggerFixture(apiUrl, operatorToken, script);
+    // Twice: the second run reuses the sandbox thread the first one started.
+    for (let run = 0; run < 2; run++) {
+      const callsBefore = upstream.traceparents.length;
+      const traceId = randomBytes(16).toString("hex");
+      const res = await fetch(`${apiUrl}/api/triggers/${triggerId}/webhook`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-trigger-secret": secret, traceparent: `00-${traceId}-${randomBytes(8).toString("hex")}-01` },
+        body: JSON.stringify({ hello: "script", run }),
+      });
+      expect(res.status).toBe(202);
+      const { job_id } = (await res.json()) as { job_id: string };
+      expect(await waitForJobEnd(apiUrl, adminToken, job_id)).toBe("DONE");
+      expect(upstream.traceparents.length).toBe(callsBefore + 1);
+      expect(upstream.traceparents.at(-1)!.split("-")[1], `run ${run}`).toBe(traceId);
+      await until(() => ["RunActivity:executeAgentRun", "RunWorkflow:agentRun"].every((n) => inTrace(traceId).some((s) => s.name === n)), "the run's spans", 30_000);
+      await until(() => inTrace(traceId).some((s) => s.kind === CLIENT), "the script's upstream span", 30_000);
+      const spans = inTrace(traceId);
+      const activity = spans.find((s) => s.name === "RunActivity:executeAgentRun")!;
+      const upstreamCall = spans.find((s) => s.service === "gateway-worker" && s.kind === CLIENT);
+      expect(upstreamCall?.parentSpanId, describeTrace(spans)).toBe(activity.spanId);
+    }
+  });
+
   it("a job started later by the dispatcher's sweep continues the trace stored with it", async () => {
     const { adminToken, triggerId } = await triggerFixture(apiUrl, operatorToken);
     const traceId = randomBytes(16).toString("hex");
@@ -170,6 +202,16 @@ describe("OpenTelemetry traces across processes", () => {
     const client = spans.find((s) => s.kind === CLIENT)!;
     expect(client.parentSpanId).toBe(server!.spanId);
     expect(upstream.traceparents.some((tp) => tp.split("-")[1] === callerTrace)).toBe(true);
+  });
+
+  it("the standalone worker serves its /metrics on WORKER_METRICS_PORT: Temporal SDK and job metrics", async () => {
+    let text = "";
+    await until(async () => {
+      text = await (await fetch(workerMetricsUrl)).text();
+      return /^temporal_\w+/m.test(text);
+    }, "the SDK's metrics");
+    expect(text).toMatch(/^job_runs_finished_total\{status="done"\} [1-9]\d*$/m);
+    expect(text).toMatch(/^job_run_duration_seconds_count\{outcome="ok"\} [1-9]\d*$/m);
   });
 
   it("both processes still stop cleanly, and logs carry no trace of credentials", async () => {

@@ -61,7 +61,7 @@ export async function startServe(
       NODE_ENV: "production",
       PORT: String(port),
       HOST: "127.0.0.1",
-      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      PUBLIC_BASE_URL: `https://127.0.0.1:${port}`, // production requires https; ALLOW_INSECURE_HTTP admits the plain-HTTP load generator
       ALLOW_INSECURE_HTTP: "true",
       OPERATOR_TOKEN,
       SECRET_ENCRYPTION_KEY,

@@ -6,6 +6,7 @@ import { AppError } from "../errors/app-error.js";
 import { formatUsd } from "../infra/money.js";
 import { createAccount, createAdminToken, parseAmount, topUp } from "../accounts/service.js";
 import { readRuntimeInfo, runningLauncher, type DevRuntimeInfo } from "../dev/runtime-file.js";
+import { runningTopology } from "../stack/topology-file.js";
 import { isAlive } from "../dev/processes.js";
 import { migrateDatabase } from "../db/orm.js";
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "../dev/embedded-postgres.js";
@@ -25,7 +26,8 @@ Commands:
 Options:
   --json    print one JSON object on stdout and nothing else
 
-The database is DATABASE_URL, else the one of a running npm start (DATA_DIR, default ./.data).`;
+The database is DATABASE_URL, else the one of a running npm start or npm run stack:prod
+(DATA_DIR, default ./.data).`;
 
 class UsageError extends Error {}
 
@@ -63,6 +65,11 @@ async function connect(): Promise<Db> {
     return { pool, close: () => pool.end() };
   }
   const dataDir = resolve(process.env.DATA_DIR || "./.data");
+  const stack = await runningTopology(dataDir); // an `npm run stack:prod` on this DATA_DIR
+  if (stack) {
+    const pool = new pg.Pool({ connectionString: stack.databaseUrl, max: 2 });
+    return { pool, close: () => pool.end() };
+  }
   const info = readRuntimeInfo(dataDir) ?? (await waitForStartingLauncher(dataDir));
   if (info && isAlive(info.pid)) {
     const pool = new pg.Pool({ connectionString: info.databaseUrl, max: 2 });

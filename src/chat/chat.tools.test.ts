@@ -304,4 +304,51 @@ describe("chat facade: tools, images, structured output (OpenAI Node SDK)", () =
     expect(Number(rows[0].b)).toBe(Number(rows[0].s));
     expect(rows[0].busy).toBe(0);
   });
+  it("provider_a Gemini 3: the thread sends each call's thoughtSignature back; stateless history gets the documented sentinel", async () => {
+    const model = "provider_a/model-3.5-flash";
+    for (const stream of [false, true]) {
+      let threadId = "";
+      const calls: { id: string; name: string; args: string }[] = [];
+      if (stream) {
+        const s = await client.chat.completions.create({ model, messages: [{ role: "user", content: "weather?" }], tools: [weather, time], stream: true });
+        for await (const c of s) {
+          threadId = (c as any).thread_id;
+          for (const d of c.choices[0]?.delta.tool_calls ?? []) calls[d.index] = { id: d.id ?? calls[d.index]!.id, name: d.function?.name ?? calls[d.index]!.name, args: (calls[d.index]?.args ?? "") + (d.function?.arguments ?? "") };
+        }
+      } else {
+        const r: any = await client.chat.completions.create({ model, messages: [{ role: "user", content: "weather?" }], tools: [weather, time] });
+        threadId = r.thread_id;
+        for (const c of r.choices[0].message.tool_calls) calls.push({ id: c.id, name: c.function.name, args: c.function.arguments });
+      }
+      expect(JSON.stringify(calls)).not.toContain("sig-");
+      const next: any = await client.chat.completions.create({ model, messages: calls.map((c) => ({ role: "tool", tool_call_id: c.id, content: "ok" })), tools: [weather, time], thread_id: threadId } as any);
+      expect(next.choices[0].message.content).toContain("Tool results");
+      const sent = upstreamOf(model).contents[1].parts.filter((p: any) => p.functionCall);
+      expect(sent[0].thoughtSignature).toMatch(/^sig-/);
+    }
+    // A client that sends the whole history itself (no thread): the sentinel stands in for the signature.
+    const r: any = await client.chat.completions.create({
+      model,
+      messages: [
+        { role: "user", content: "weather?" },
+        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "get_weather", arguments: '{"city":"Rome"}' } }] },
+        { role: "tool", tool_call_id: "c1", content: "warm" },
+      ],
+      tools: [weather],
+    });
+    expect(r.choices[0].message.content).toContain("warm");
+    expect(upstreamOf(model).contents[1].parts[0].thoughtSignature).toBe("skip_thought_signature_validator");
+  });
+  it("shows tool calls and tool results of a thread through GraphQL", async () => {
+    const first: any = await client.chat.completions.create({ model: MODELS.b, messages: [{ role: "user", content: "weather?" }], tools: [weather] });
+    const call = first.choices[0].message.tool_calls[0];
+    await client.chat.completions.create({ model: MODELS.b, messages: [{ role: "tool", tool_call_id: call.id, content: "sunny" }], tools: [weather], thread_id: first.thread_id } as any);
+    const t = await gql(app.url, admin, `query($id: ID!) { thread(id: $id) { messages { role content toolCallId toolCalls { id name arguments } } } }`, { id: first.thread_id });
+    expect(t.data!.thread.messages).toEqual([
+      { role: "user", content: "weather?", toolCallId: null, toolCalls: null },
+      { role: "assistant", content: "Let me check.", toolCallId: null, toolCalls: [{ id: call.id, name: "get_weather", arguments: '{"city":"Paris"}' }] },
+      { role: "tool", content: "sunny", toolCallId: call.id, toolCalls: null },
+      { role: "assistant", content: "Tool results: sunny", toolCallId: null, toolCalls: null },
+    ]);
+  });
 });

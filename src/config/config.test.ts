@@ -84,9 +84,10 @@ describe("configuration surface", () => {
 
   it("docker-compose.yml sets only variables the configuration module knows", () => {
     const compose = read("docker-compose.yml");
-    const appBlock = compose.slice(compose.indexOf("x-app:"), compose.indexOf("\nservices:"));
-    const apiBlock = compose.slice(compose.indexOf("\n  api:"), compose.indexOf("\n  worker:"));
-    const keys = [...(appBlock + apiBlock).matchAll(/^\s{4,6}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1]!);
+    // The app's processes: the x-app, x-api and x-worker blocks (api-1/2, worker-1/2 use them).
+    const blocks = compose.split(/\n(?=\S)/).filter((b) => /^x-(app|api|worker):/.test(b));
+    expect(blocks).toHaveLength(3);
+    const keys = [...blocks.join("\n").matchAll(/^\s{4,6}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1]!);
     expect(keys.length).toBeGreaterThan(10);
     for (const k of keys) expect(CONFIG_VARIABLES, `${k} in docker-compose.yml`).toContain(k);
   });

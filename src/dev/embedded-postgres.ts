@@ -59,12 +59,26 @@ export interface EmbeddedPostgresHandle {
   /** postgres://postgres:…@127.0.0.1:<port>/postgres */
   adminUrl: string;
   port: number;
+  /** The postmaster's pid (undefined if the package did not expose its child process). */
+  pid: number | undefined;
   urlFor(database: string): string;
   /** Creates `database` unless it exists. */
   ensureDatabase(database: string): Promise<void>;
   /** Resolves when the server process exits for any reason (crash included). */
   exited: Promise<number | null>;
   stop(): Promise<void>;
+}
+
+/** Creates `database` on the server at `adminUrl` unless it exists. */
+export async function ensureDatabase(adminUrl: string, database: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query("select 1 from pg_database where datname = $1", [database]);
+    if (!rowCount) await client.query(`create database "${database.replace(/"/g, '""')}"`);
+  } finally {
+    await client.end();
+  }
 }
 
 const USER = "postgres";
@@ -117,18 +131,10 @@ export async function startEmbeddedPostgres(dir: string, options: { port?: numbe
   return {
     adminUrl: urlFor("postgres"),
     port,
+    pid: child?.pid,
     urlFor,
     exited,
-    async ensureDatabase(database) {
-      const client = new pg.Client({ connectionString: urlFor("postgres") });
-      await client.connect();
-      try {
-        const { rowCount } = await client.query("select 1 from pg_database where datname = $1", [database]);
-        if (!rowCount) await client.query(`create database "${database.replace(/"/g, '""')}"`);
-      } finally {
-        await client.end();
-      }
-    },
+    ensureDatabase: (database) => ensureDatabase(urlFor("postgres"), database),
     async stop() {
       if (stopped) return;
       stopped = true;

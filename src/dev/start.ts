@@ -9,7 +9,7 @@ import { createApp } from "../app/app.js";
 import { createLogger } from "../infra/logger.js";
 import { createRuntime, type Runtime } from "../runtime/runtime.js";
 import type { RunningWorker } from "../temporal/worker.js";
-import { onShutdown } from "../infra/shutdown.js";
+import { onShutdown, shutdownOnUnexpectedErrors } from "../infra/shutdown.js";
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "./embedded-postgres.js";
 import { startTemporalDevServer, type TemporalDevServerHandle } from "./temporal-dev-server.js";
 import { providersMode } from "../providers/routing.js";
@@ -58,16 +58,7 @@ async function stopAll(): Promise<void> {
 }
 
 const shutdown = onShutdown(stopAll, say);
-// A dying database makes pg clients throw from places no request awaits; stop everything in
-// order instead of crashing with the Temporal dev server left running.
-process.on("uncaughtException", (err) => {
-  say(`unexpected error: ${err.message}`);
-  shutdown("unexpected error", 1);
-});
-process.on("unhandledRejection", (reason) => {
-  say(`unhandled rejection: ${(reason as Error)?.message ?? String(reason)}`);
-  shutdown("unhandled rejection", 1);
-});
+shutdownOnUnexpectedErrors(shutdown, say);
 
 function preflightConfig(): void {
   // Validate what the user set before starting anything, so a typo costs no waiting.

@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from "express";
 import { AppError } from "./app-error.js";
+import { unavailableError } from "./unavailable.js";
 
 /** OpenAI's error `type` for each status, so official SDKs raise the matching typed error. */
 function openAiType(err: AppError): string {
@@ -59,6 +60,8 @@ export function errorHandler(log: { error: (obj: object, msg: string) => void })
   return (err, req, res, _next) => {
     const appError = fromMiddlewareError(err);
     if (appError) return sendError(req, res, appError);
+    const outage = unavailableError(err);
+    if (outage) return sendError(req, res, outage);
     log.error({ err }, "unhandled error");
     sendError(req, res, new AppError("internal_error", "Internal server error"));
   };

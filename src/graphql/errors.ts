@@ -1,5 +1,6 @@
 import type { GraphQLFormattedError } from "graphql";
 import { AppError } from "../errors/app-error.js";
+import { unavailableError } from "../errors/unavailable.js";
 import type { Logger } from "../infra/logger.js";
 
 interface GraphQLErrorLike {
@@ -17,6 +18,7 @@ export function formatGraphQLError(log: Logger) {
     // then `instanceof GraphQLError` is false for their errors.
     let original: unknown = error;
     while (isGraphQLError(original) && original.originalError) original = original.originalError;
+    original = unavailableError(original) ?? original;
     if (original instanceof AppError) {
       return {
         message: original.message,

@@ -18,7 +18,22 @@ import { formatGraphQLError } from "./errors.js";
 export const MAX_QUERY_DEPTH = 10;
 /** graphql-ws close code for a socket whose admin token was revoked (the protocol's Forbidden). */
 export const TOKEN_REVOKED_CLOSE = { code: 4403, reason: "Token revoked" } as const;
-const validationRules: ValidationRule[] = [depthLimit(MAX_QUERY_DEPTH)];
+const depthRule = depthLimit(MAX_QUERY_DEPTH);
+/**
+ * graphql-depth-limit follows fragment spreads recursively when the rule is created, so a fragment
+ * that spreads itself (`fragment F on X { ...F }`) overflows the stack before graphql's own
+ * NoFragmentCycles rule can report it; that must be a validation error, not a 500.
+ */
+const boundedDepthRule: ValidationRule = (context) => {
+  try {
+    return depthRule(context);
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    context.reportError(new GraphQLError(`The operation nests deeper than ${MAX_QUERY_DEPTH} levels or its fragments spread each other in a cycle`));
+    return {};
+  }
+};
+const validationRules: ValidationRule[] = [boundedDepthRule];
 
 export interface MountedGraphQL {
   router: Router;

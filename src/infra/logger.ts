@@ -72,11 +72,11 @@ export function createLogger(level: string, name = "agent-gateway", destination?
       },
     },
     serializers: {
-      // Anything may arrive as `err` (callers log `String(err)` too): a logger that throws turns a
-      // warning into an unhandled rejection.
+      // Callers sometimes log a string or a non-Error value as `err`; a serializer that throws
+      // would crash the process from inside a log call.
       err: (err: unknown) =>
         err instanceof Error
-          ? { type: err.name, message: scrubSecrets(String(err.message)), stack: err.stack ? scrubSecrets(err.stack) : undefined }
+          ? { type: err.name, message: scrubSecrets(String(err.message ?? "")), stack: err.stack ? scrubSecrets(err.stack) : undefined }
           : { message: scrubSecrets(String(err)) },
     },
   }, destination);

@@ -15,6 +15,9 @@ export class PgEvents {
   private connecting: Promise<void> | undefined;
   private retryDelay = 250;
   private listening: Promise<void> = Promise.resolve();
+  /** When the listener connection was lost; NOTIFYs sent from then until it is back are gone. */
+  private lostAt: Date | undefined;
+  private readonly reconnectHandlers = new Set<(since: Date) => void>();
 
   constructor(
     private readonly databaseUrl: string,
@@ -48,6 +51,9 @@ export class PgEvents {
       for (const channel of this.handlers.keys()) await client.query(`LISTEN ${quoteIdent(channel)}`);
       this.client = client;
       this.retryDelay = 250;
+      const since = this.lostAt;
+      this.lostAt = undefined;
+      if (since) for (const h of this.reconnectHandlers) h(since);
     })().finally(() => {
       this.connecting = undefined;
     });
@@ -56,6 +62,7 @@ export class PgEvents {
 
   private reconnectSoon(): void {
     if (this.closed) return;
+    this.lostAt ??= new Date();
     const old = this.client;
     this.client = undefined;
     old?.removeAllListeners();
@@ -85,6 +92,15 @@ export class PgEvents {
     }
     set.add(handler);
     return () => set!.delete(handler);
+  }
+
+  /**
+   * `handler(since)` runs each time the listener is back after losing its connection (a database
+   * restart): whoever depends on events re-reads what changed since then.
+   */
+  onReconnect(handler: (since: Date) => void): () => void {
+    this.reconnectHandlers.add(handler);
+    return () => this.reconnectHandlers.delete(handler);
   }
 
   async publish(channel: string, payload: string): Promise<void> {

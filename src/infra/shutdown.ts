@@ -26,3 +26,19 @@ export function onShutdown(stop: (reason: string) => Promise<void>, log: (msg: s
   }
   return run;
 }
+
+/**
+ * For launchers: an error that escapes every promise (a dying database makes pg clients throw
+ * from places no request awaits) runs the ordered shutdown with exit code 1 instead of crashing
+ * with children left behind.
+ */
+export function shutdownOnUnexpectedErrors(run: (reason: string, exitCode?: number) => void, log: (msg: string) => void): void {
+  process.on("uncaughtException", (err) => {
+    log(`unexpected error: ${err.message}`);
+    run("unexpected error", 1);
+  });
+  process.on("unhandledRejection", (reason) => {
+    log(`unhandled rejection: ${(reason as Error)?.message ?? String(reason)}`);
+    run("unhandled rejection", 1);
+  });
+}

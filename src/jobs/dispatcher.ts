@@ -168,8 +168,10 @@ export class Dispatcher {
     const tick = () => {
       this.sweep()
         .catch((err) => {
-          if (/pool after calling end|Connection terminated/i.test(String(err))) this.stop();
-          else this.runtime.log.warn({ err: String(err) }, "dispatcher sweep failed");
+          // Only a closed pool (shutdown) ends the loop; a lost connection (a database restart)
+          // must not stop dispatching on this instance for good.
+          if (/pool after calling end/i.test(String(err))) this.stop();
+          else this.runtime.log.warn({ err }, "dispatcher sweep failed");
         })
         .finally(() => {
           // A full batch means a backlog: go again at once instead of waiting for the next tick.

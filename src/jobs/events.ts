@@ -1,5 +1,5 @@
 import { createPubSub, filter, pipe, Repeater } from "@graphql-yoga/subscription";
-import { getJob, JOB_STATUS, type JobStatusEvent, type JobStatusNotice } from "./store.js";
+import { getJob, JOB_STATUS, jobEventsSince, type JobStatusEvent, type JobStatusNotice } from "./store.js";
 import type { Runtime } from "../runtime/runtime.js";
 
 /**
@@ -34,6 +34,13 @@ function hub(runtime: Runtime): Hub {
           .then((error) => created.publish("job", { ...notice, error }));
       })
       .catch((err) => runtime.log.warn({ err }, "could not listen for job status events"));
+    // Transitions committed while the listener was reconnecting sent NOTIFYs nobody heard:
+    // replay the current state of what changed (a subscriber may see an event twice, never miss one).
+    runtime.events.onReconnect((since) => {
+      jobEventsSince(runtime.pool, new Date(since.getTime() - 2000))
+        .then((events) => events.forEach((e) => created.publish("job", e)))
+        .catch((err) => runtime.log.warn({ err }, "could not replay job status events after a reconnect"));
+    });
   }
   return h;
 }

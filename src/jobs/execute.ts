@@ -1,4 +1,5 @@
 import { runChatTurn } from "../chat/engine.js";
+import { unavailableError } from "../errors/unavailable.js";
 import { AppError } from "../errors/app-error.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { sandboxPool } from "../sandbox/index.js";
@@ -95,7 +96,8 @@ export async function executeAgent(
     })).catch((err: unknown) => {
       // Request-shape problems are the script's to handle (it can catch them); others abort the run.
       if (err instanceof AppError && ["invalid_request_error", "validation_failed", "model_not_found"].includes(err.code)) throw new Error(err.message);
-      throw err;
+      // A database outage is no fault of the script: abort the run as retryable (service_unavailable).
+      throw unavailableError(err) ?? err;
     });
     execution.threadId = r.threadId;
     execution.costMicros += r.costMicros;

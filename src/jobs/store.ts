@@ -62,6 +62,20 @@ export const NOTIFY_STATUS = `pg_notify('${JOB_STATUS}', json_build_object('jobI
        'triggerId', trigger_id, 'status', status, 'attempts', attempts, 'at', now())::text)`;
 
 /**
+ * The current state, as status events, of every job that changed since `since`: what a listener
+ * that lost its connection may have missed (rare, so a scan is acceptable).
+ */
+export async function jobEventsSince(db: pg.Pool, since: Date): Promise<JobStatusEvent[]> {
+  const { rows } = await db.query<JobStatusEvent>(
+    `select id as "jobId", account_id as "accountId", agent_id as "agentId", trigger_id as "triggerId", status, error, attempts,
+            coalesce(finished_at, started_at, created_at) as at
+       from jobs where coalesce(finished_at, started_at, created_at) >= $1 order by at limit 10000`,
+    [since],
+  );
+  return rows.map((r) => ({ ...r, at: new Date(r.at).toISOString() }));
+}
+
+/**
  * Runs an UPDATE on one job and NOTIFYs the transition in the same statement, so an event is
  * published exactly when (and only if) the change commits.
  */

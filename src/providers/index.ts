@@ -51,7 +51,12 @@ export async function callModel(config: Config, metrics: Metrics | undefined, re
     options.onToolCall?.(d);
   };
   const emitWhole = (calls: ToolCall[] | undefined) => {
-    for (const c of calls ?? []) emitTool({ index: progress.toolCalls.length, id: c.id, name: c.name, arguments: c.arguments });
+    for (const c of calls ?? []) {
+      const index = progress.toolCalls.length;
+      emitTool({ index, id: c.id, name: c.name, arguments: c.arguments });
+      const kept = progress.toolCalls[index];
+      if (kept && c.signature) kept.signature = c.signature;
+    }
   };
   const setUsage = (prompt: number | undefined, completion: number | undefined) => {
     if (prompt !== undefined) progress.promptTokens = prompt;

@@ -25,7 +25,16 @@ function toolResponse(content: string): Record<string, unknown> {
   return { output: content };
 }
 
-function partsOf(messages: ChatMessage[], all: ChatMessage[], offset: number): Part[] {
+/**
+ * Gemini 3 models reject a function call in the history without the thoughtSignature they sent
+ * with it (only the first call of a step carries one). The thread keeps it; for a call whose
+ * signature is unknown (history sent back by a stateless client) Google documents this sentinel
+ * (https://ai.google.dev/gemini-api/docs/thought-signatures).
+ */
+export const UNKNOWN_SIGNATURE = "skip_thought_signature_validator";
+const needsSignatures = (model: string) => model.startsWith("provider_a/model-3");
+
+function partsOf(messages: ChatMessage[], all: ChatMessage[], offset: number, signatures: boolean): Part[] {
   const parts: Part[] = [];
   messages.forEach((m, k) => {
     if (m.role === "tool") {
@@ -42,7 +51,10 @@ function partsOf(messages: ChatMessage[], all: ChatMessage[], offset: number): P
         }
       }
     } else pushText(parts, m.content, textPart, textOf);
-    for (const c of m.toolCalls ?? []) parts.push({ functionCall: { name: c.name, args: argumentsObject(c.arguments) } });
+    m.toolCalls?.forEach((c, i) => {
+      const signature = c.signature ?? (signatures && i === 0 ? UNKNOWN_SIGNATURE : undefined);
+      parts.push({ functionCall: { name: c.name, args: argumentsObject(c.arguments) }, ...(signature ? { thoughtSignature: signature } : {}) });
+    });
   });
   // Gemini rejects a turn without parts (e.g. an assistant turn that was only an empty answer).
   if (parts.length === 0) parts.push({ text: "" });
@@ -67,7 +79,7 @@ export function providerARequest(req: ModelRequest): Record<string, unknown> {
   }
   let offset = 0;
   const contents = turns.map((t) => {
-    const parts = partsOf(t.messages, nonSystem, offset);
+    const parts = partsOf(t.messages, nonSystem, offset, needsSignatures(req.model));
     offset += t.messages.length;
     return { role: t.role === "assistant" ? "model" : "user", parts };
   });
@@ -124,6 +136,7 @@ export function parseProviderAChunk(body: any): ParsedAChunk {
       id: typeof p.functionCall.id === "string" && p.functionCall.id ? p.functionCall.id : `call_${randomBase62(24)}`,
       name: p.functionCall.name,
       arguments: JSON.stringify(p.functionCall.args ?? {}),
+      ...(typeof p.thoughtSignature === "string" ? { signature: p.thoughtSignature } : {}),
     }));
   let finishReason = geminiFinishReason(candidate?.finishReason);
   // Gemini ends a function-calling answer with STOP; OpenAI clients run their tools on "tool_calls".

@@ -9,6 +9,8 @@ export interface ToolCall {
   name: string;
   /** The arguments as a JSON text, exactly as OpenAI clients expect them. */
   arguments: string;
+  /** provider_a's thoughtSignature for this call: kept in the thread, sent back with the call. */
+  signature?: string;
 }
 
 export interface ChatMessage {

@@ -14,7 +14,11 @@ export interface MessageRow {
   role: string;
   content: string;
   createdAt: Date;
+  /** Tool calls, the call a tool result answers, image parts (store.ts MessageData). */
+  data: { toolCalls?: { id: string; name: string; arguments: string }[]; toolCallId?: string } | null;
 }
+
+const MESSAGE_COLUMNS = `seq, role, content, data, created_at as "createdAt"`;
 
 const THREAD_COLUMNS = `id, agent_id as "agentId", created_at as "createdAt", updated_at as "updatedAt"`;
 
@@ -24,7 +28,7 @@ export async function findThread(db: pg.Pool, accountId: string, id: string): Pr
 }
 
 export async function allMessages(db: pg.Pool, threadId: string): Promise<MessageRow[]> {
-  const { rows } = await db.query<MessageRow>(`select seq, role, content, created_at as "createdAt" from messages where thread_id = $1 order by seq`, [threadId]);
+  const { rows } = await db.query<MessageRow>(`select ${MESSAGE_COLUMNS} from messages where thread_id = $1 order by seq`, [threadId]);
   return rows;
 }
 
@@ -32,7 +36,7 @@ export async function allMessages(db: pg.Pool, threadId: string): Promise<Messag
 export async function pageMessages(db: pg.Pool, threadId: string, first: number, after: string | null | undefined): Promise<Connection<MessageRow>> {
   const cursor = decodeCursor(after, ["number"] as const);
   const { rows } = await db.query<MessageRow>(
-    `select seq, role, content, created_at as "createdAt" from messages where thread_id = $1 and seq > $2 order by seq limit $3`,
+    `select ${MESSAGE_COLUMNS} from messages where thread_id = $1 and seq > $2 order by seq limit $3`,
     [threadId, cursor?.[0] ?? -1, first + 1],
   );
   return toConnection(rows, first, (r) => [r.seq], (r) => r);

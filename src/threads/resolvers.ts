@@ -4,13 +4,22 @@ import { connectionComplexity, connectionOf, pageSize, PageArgs, type Connection
 import { accountOf, type GraphQLContext } from "../graphql/context.js";
 import { spentBy } from "../billing/usage.js";
 import { formatUsd } from "../infra/money.js";
-import { allMessages, findThread, pageAgentThreads, pageMessages } from "./queries.js";
+import { allMessages, findThread, pageAgentThreads, pageMessages, type MessageRow } from "./queries.js";
+
+@ObjectType("ThreadToolCall", { description: "A function call the model made (OpenAI tool_calls)" })
+export class ThreadToolCallType {
+  @Field(() => String) id!: string;
+  @Field(() => String) name!: string;
+  @Field(() => String, { description: "The arguments, a JSON text" }) arguments!: string;
+}
 
 @ObjectType("ThreadMessage")
 export class ThreadMessageType {
   @Field(() => Int, { description: "Position in the thread, from 1" }) seq!: number;
-  @Field(() => String) role!: string;
+  @Field(() => String, { description: "system, user, assistant or tool" }) role!: string;
   @Field(() => String) content!: string;
+  @Field(() => [ThreadToolCallType], { nullable: true, description: "An assistant message's function calls" }) toolCalls?: ThreadToolCallType[] | null;
+  @Field(() => String, { nullable: true, description: "A tool message: the id of the call it answers" }) toolCallId?: string | null;
   @Field(() => Date) createdAt!: Date;
 }
 
@@ -25,7 +34,11 @@ export class ThreadType {
 
 const ThreadMessageConnection = connectionOf("ThreadMessage", ThreadMessageType);
 const ThreadConnection = connectionOf("Thread", ThreadType);
-const message = (m: ThreadMessageType) => Object.assign(new ThreadMessageType(), m);
+const message = ({ data, ...m }: MessageRow) =>
+  Object.assign(new ThreadMessageType(), m, {
+    toolCalls: data?.toolCalls?.map((c) => Object.assign(new ThreadToolCallType(), { id: c.id, name: c.name, arguments: c.arguments })) ?? null,
+    toolCallId: data?.toolCallId ?? null,
+  });
 
 @Resolver(() => ThreadType)
 export class ThreadResolver {

@@ -88,11 +88,15 @@ function checkB(body: any): string | undefined {
   return undefined;
 }
 
-/** provider_a (Gemini generateContent) request checks. */
-function checkA(body: any): string | undefined {
+/** provider_a (Gemini generateContent) request checks; Gemini 3 models also check thought signatures. */
+function checkA(body: any, path: string): string | undefined {
   const contents: any[] = body?.contents ?? [];
   for (let i = 0; i < contents.length; i++) {
     const c = contents[i];
+    const firstCall = (c.parts ?? []).find((p: any) => p.functionCall);
+    if (path.includes("/model-3") && firstCall && typeof firstCall.thoughtSignature !== "string") {
+      return `Function call \`${firstCall.functionCall.name}\` in the ${i + 1}. content block is missing a \`thought_signature\`.`;
+    }
     if (!["user", "model"].includes(c.role)) return `contents[${i}].role: invalid role ${c.role}`;
     if (!Array.isArray(c.parts) || c.parts.length === 0) return `contents[${i}].parts: must not be empty`;
     for (const p of c.parts) {
@@ -188,7 +192,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
     }
     if (text.includes("#hang")) return; // never answers; the gateway's timeout must fire
     if (text.includes("#slow")) await sleep(400);
-    const formatError = isA ? checkA(body) : isB ? checkB(body) : undefined;
+    const formatError = isA ? checkA(body, path) : isB ? checkB(body) : undefined;
     if (formatError) return fail(400, formatError);
     const cut = text.includes("#cut");
     const midfail = text.includes("#midfail");
@@ -202,7 +206,8 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       const parts = answer.calls.length || answer.text !== "Hello from A" ? [answer.text] : ["Hello", " from", " A"];
       if (trickle) parts.push(" and", " more", " text");
       const usage = { promptTokenCount: 11, candidatesTokenCount: 3, totalTokenCount: 14 };
-      const callParts = answer.calls.map((c) => ({ functionCall: { name: c.name, args: c.args } }));
+      // Gemini 3 signs the first function call of a step (thoughtSignature, opaque).
+      const callParts = answer.calls.map((c, i) => ({ functionCall: { name: c.name, args: c.args }, ...(i === 0 && path.includes("/model-3") ? { thoughtSignature: `sig-${c.id}` } : {}) }));
       if (!stream) {
         const all = [...(answer.text ? [{ text: answer.text }] : []), ...callParts];
         return void res

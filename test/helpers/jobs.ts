@@ -1,9 +1,9 @@
 import { createAccount, gql } from "./graphql.js";
 
-/** An account, an agent (no script: it answers with its model) and a trigger, through GraphQL. */
-export async function triggerFixture(baseUrl: string, operatorToken: string): Promise<{ adminToken: string; triggerId: string; secret: string }> {
+/** An account, an agent (without a script it answers with its model) and a trigger, through GraphQL. */
+export async function triggerFixture(baseUrl: string, operatorToken: string, script?: string): Promise<{ adminToken: string; triggerId: string; secret: string }> {
   const { adminToken } = await createAccount(baseUrl, operatorToken, `acct-${Math.random().toString(36).slice(2, 8)}`);
-  const agent = await gql<{ createAgent: { id: string } }>(baseUrl, adminToken, `mutation($i: CreateAgentInput!) { createAgent(input: $i) { id } }`, { i: { name: "probe" } });
+  const agent = await gql<{ createAgent: { id: string } }>(baseUrl, adminToken, `mutation($i: CreateAgentInput!) { createAgent(input: $i) { id } }`, { i: { name: "probe", ...(script ? { script } : {}) } });
   if (!agent.data) throw new Error(`createAgent: ${JSON.stringify(agent.errors)}`);
   const trigger = await gql<{ createTrigger: { trigger: { id: string }; secret: string } }>(
     baseUrl,

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
+import { createClient } from "graphql-ws";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { createAccount, gql } from "../helpers/graphql.js";
 import { allPages, must, newAgent, newTrigger, postWebhook, type Page } from "../helpers/ops.js";
@@ -111,5 +112,23 @@ describe("pagination and query cost", () => {
     const q = `query($n: Int) { agents { threads(first: $n) { edges { node { messagesConnection(first: $n) { edges { node { content } } } } } } } }`;
     expect((await gql(app.url, admin, q, { n: 200 })).errors?.[0]?.extensions?.code).toBe("QUERY_TOO_COSTLY");
     expect((await gql(app.url, admin, q, { n: 10 })).errors).toBeUndefined();
+  });
+
+  it("graphql-ws operations meet the same cost limit", async () => {
+    const c = createClient({ url: `${app.url.replace(/^http/, "ws")}/graphql`, connectionParams: { authorization: `Bearer ${admin}` }, retryAttempts: 0 });
+    try {
+      const run = (query: string) =>
+        new Promise<{ data?: unknown; errors?: { extensions?: Record<string, unknown> }[] }>((resolve, reject) => {
+          let result: { data?: unknown; errors?: { extensions?: Record<string, unknown> }[] } = {};
+          c.subscribe({ query }, { next: (v) => (result = v as typeof result), error: (e) => resolve({ errors: Array.isArray(e) ? e : [{ extensions: { error: String(e) } }] }), complete: () => resolve(result) });
+          void reject;
+        });
+      const costly = await run(`{ agents { threads(first: 200) { edges { node { messagesConnection(first: 200) { edges { node { content } } } } } } } }`);
+      expect(costly.errors?.[0]?.extensions).toMatchObject({ code: "QUERY_TOO_COSTLY", limit: app.config.graphqlMaxCost });
+      const cheap = await run(`{ jobs(first: 2) { edges { node { id } } } }`);
+      expect(cheap.errors).toBeUndefined();
+    } finally {
+      await c.dispose();
+    }
   });
 });

@@ -1,0 +1,188 @@
+import fc from "fast-check";
+import { SUPPORTED_MODELS } from "../../src/config/models.js";
+
+/** Generators of malformed and hostile requests, shared by the fuzz properties. */
+
+export const oddString = fc.oneof(
+  fc.string(),
+  fc.string({ unit: "binary" }),
+  fc.string({ unit: "grapheme" }),
+  fc.constantFrom(
+    "",
+    " ",
+    "\u0000",
+    "\ud800",
+    "\udfff",
+    "a\ud83d",
+    "\u202e\u200b\ufeff",
+    "𝕏🙂👨‍👩‍👧",
+    "%00%ff",
+    "../../../etc/passwd",
+    "' or 1=1 --",
+    "<script>alert(1)</script>",
+    "${process.env}",
+    "__proto__",
+    "constructor",
+    "\r\nX-Injected: 1",
+    "x".repeat(5000),
+  ),
+);
+
+/** Any JSON value, with odd strings and keys such as __proto__. */
+export const jsonValue: fc.Arbitrary<unknown> = fc.letrec<{ v: unknown }>((tie) => ({
+  v: fc.oneof(
+    { depthSize: "small" },
+    fc.constant(null),
+    fc.boolean(),
+    fc.integer(),
+    fc.double(),
+    fc.constantFrom(Number.MAX_SAFE_INTEGER, -0, 1e308, -1),
+    oddString,
+    fc.array(tie("v"), { maxLength: 4 }),
+    fc.dictionary(fc.oneof(oddString, fc.constantFrom("__proto__", "constructor", "prototype")), tie("v"), { maxKeys: 4 }),
+  ),
+})).v;
+
+/** A body as bytes on the wire: JSON of anything, broken JSON, deep nesting, huge strings, invalid UTF-8. */
+export const bodyText: fc.Arbitrary<string | Uint8Array> = fc.oneof(
+  { arbitrary: jsonValue.map((v) => JSON.stringify(v) ?? "null"), weight: 6 },
+  { arbitrary: jsonValue.map((v) => (JSON.stringify(v) ?? "null").slice(0, -1)), weight: 1 },
+  { arbitrary: oddString, weight: 2 },
+  { arbitrary: fc.integer({ min: 1, max: 20_000 }).map((d) => "[".repeat(d) + "]".repeat(d)), weight: 1 },
+  { arbitrary: fc.integer({ min: 1, max: 20_000 }).map((d) => '{"a":'.repeat(d) + "0" + "}".repeat(d)), weight: 1 },
+  { arbitrary: fc.integer({ min: 1, max: 1_100_000 }).map((n) => JSON.stringify({ s: "é".repeat(Math.floor(n / 2)) })), weight: 1 },
+  { arbitrary: fc.uint8Array({ maxLength: 200 }), weight: 1 },
+  { arbitrary: fc.constantFrom('{"a":"\\ud800"}', '{"a":"\\u0000"}', '{"\\udfff":1}', "\ufeff{}", '{"a":1,"a":2}', "1e999", "-0", '"\\'), weight: 1 },
+);
+
+export const contentType = fc.oneof(
+  { arbitrary: fc.constant("application/json"), weight: 8 },
+  {
+    arbitrary: fc.constantFrom(
+      "application/json; charset=utf-8",
+      "application/vnd.api+json",
+      "application/json; charset=latin1",
+      "text/plain",
+      "multipart/form-data; boundary=x",
+      "application/x-www-form-urlencoded",
+      "",
+      "application/json, text/plain",
+      "APPLICATION/JSON",
+    ),
+    weight: 3,
+  },
+  { arbitrary: oddString.filter((s) => /^[\t\x20-\x7e]*$/.test(s)), weight: 1 },
+);
+
+/** A header value Node's client will send (visible ASCII and tabs only). */
+export const headerValue = fc.oneof(
+  fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 300 }),
+  fc.constantFrom("", " ", "Bearer", "Bearer  ", "bearer x y", "Basic Zm9vOmJhcg==", "sha256=", "v1,", "v1,AAAA v2,BBBB", "0", "-1", "99999999999999999999", "1e3"),
+);
+
+export const modelId = fc.oneof(fc.constantFrom(...SUPPORTED_MODELS), oddString, fc.constantFrom("provider_a/", "gpt-4o", "provider_b/../x"));
+
+const message = fc.oneof(
+  fc.record({ role: fc.constantFrom("system", "user", "assistant", "tool", "developer"), content: fc.oneof(oddString, jsonValue) }, { requiredKeys: [] }),
+  fc.record({
+    role: fc.oneof(fc.constantFrom("user", "assistant"), oddString),
+    content: fc.array(fc.record({ type: fc.oneof(fc.constantFrom("text", "image_url", "input_audio", "file"), oddString), text: jsonValue, image_url: jsonValue }, { requiredKeys: [] }), { maxLength: 3 }),
+    tool_calls: jsonValue,
+    name: jsonValue,
+  }, { requiredKeys: ["role"] }),
+  jsonValue,
+);
+
+/** A chat completions body: the right shape with wrong values, or anything. */
+export const chatBody = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record(
+      {
+        model: modelId,
+        messages: fc.oneof(fc.array(message, { maxLength: 4 }), jsonValue),
+        stream: fc.oneof(fc.boolean(), jsonValue),
+        stream_options: fc.oneof(fc.record({ include_usage: fc.oneof(fc.boolean(), jsonValue) }), jsonValue),
+        temperature: fc.oneof(fc.double(), jsonValue),
+        top_p: jsonValue,
+        max_tokens: fc.oneof(fc.integer(), fc.constantFrom(0, -1, 2 ** 31, 1e20), jsonValue),
+        max_completion_tokens: jsonValue,
+        stop: jsonValue,
+        n: jsonValue,
+        user: jsonValue,
+        thread_id: fc.oneof(oddString, fc.constantFrom("thr_nope", "thr_"), jsonValue),
+        tools: jsonValue,
+        tool_choice: jsonValue,
+        response_format: fc.oneof(fc.record({ type: fc.constantFrom("json_object", "json_schema", "text"), json_schema: jsonValue }, { requiredKeys: [] }), jsonValue),
+      },
+      { requiredKeys: [] },
+    ).map((b) => JSON.stringify(b)),
+  },
+  { weight: 1, arbitrary: bodyText },
+);
+
+/** A Responses API body (POST /api/v1/responses). */
+export const responsesBody = fc.oneof(
+  {
+    weight: 3,
+    arbitrary: fc
+      .record(
+        {
+          model: modelId,
+          input: fc.oneof(oddString, fc.array(message, { maxLength: 3 }), jsonValue),
+          instructions: jsonValue,
+          previous_response_id: fc.oneof(oddString, jsonValue),
+          stream: fc.oneof(fc.boolean(), jsonValue),
+          store: jsonValue,
+          tools: jsonValue,
+          text: jsonValue,
+        },
+        { requiredKeys: [] },
+      )
+      .map((b) => JSON.stringify(b)),
+  },
+  { weight: 1, arbitrary: bodyText },
+);
+
+/** A GraphQL operation built from real and unknown fields: depth, width, aliases, fragments, variables. */
+const FIELDS = ["me", "agents", "triggers", "jobs", "job", "trigger", "agent", "thread", "threads", "usage", "ledger", "apiKeys", "__typename", "__schema", "__type", "nope"];
+const SUB = ["id", "name", "balance", "status", "error", "logs", "result", "secret", "triggers", "agent", "apiKeys", "edges", "node", "pageInfo", "__typename", "nope", "cost"];
+const selection: fc.Arbitrary<string> = fc.letrec<{ sel: string }>((tie) => ({
+  sel: fc
+    .array(
+      fc.tuple(fc.option(fc.stringMatching(/^[a-z][a-zA-Z0-9]{0,6}$/)), fc.constantFrom(...SUB), fc.option(fc.constantFrom("(first: 1)", "(first: -1)", '(id: "x")', "(first: $n)", "(id: $id)", '(filter: { status: DONE })', "(bogus: 1)")), fc.option(tie("sel"), { freq: 3 })),
+      { minLength: 1, maxLength: 5 },
+    )
+    .map((fields) => `{ ${fields.map(([alias, f, args, sub]) => `${alias ? `${alias}: ` : ""}${f}${args ?? ""}${sub ? ` ${sub}` : ""}`).join(" ")} }`),
+})).sel;
+
+export const graphqlOperation = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc
+      .record({
+        kind: fc.constantFrom("query", "mutation", "subscription", ""),
+        top: fc.array(fc.tuple(fc.option(fc.stringMatching(/^[a-z]{1,5}$/)), fc.constantFrom(...FIELDS), fc.option(fc.constantFrom('(id: "acc_x")', "(id: $id)", "(first: $n)", "(first: 100000)")), fc.option(selection)), { minLength: 1, maxLength: 4 }),
+        vars: fc.option(fc.constantFrom("($id: ID, $n: Int)", "($id: ID!)", "($n: Int!, $x: JSON)", "($x: Nope)")),
+      })
+      .map(({ kind, top, vars }) => `${kind}${kind && vars ? ` q${vars}` : ""} { ${top.map(([a, f, args, sel]) => `${a ? `${a}: ` : ""}${f}${args ?? ""}${sel ? ` ${sel}` : ""}`).join(" ")} }`),
+  },
+  { weight: 1, arbitrary: fc.integer({ min: 2, max: 3000 }).map((d) => `{ me ${"{ agents ".repeat(d)}${"}".repeat(d)} }`) },
+  { weight: 1, arbitrary: fc.integer({ min: 2, max: 3000 }).map((w) => `{ ${Array.from({ length: w }, (_, i) => `a${i}: me { id }`).join(" ")} }`) },
+  { weight: 1, arbitrary: fc.constantFrom("fragment F on Account { ...F } { me { ...F } }", "{ me { ...on Nope { id } } }", "query { __schema { types { fields { type { ofType { ofType { name } } } } } } }", "{", "}", "query($a: Int = \"x\") { me { id } }", "{ me @skip(if: $x) { id } }") },
+  { weight: 1, arbitrary: oddString },
+);
+
+export const graphqlBody = fc.oneof(
+  {
+    weight: 5,
+    arbitrary: fc
+      .record(
+        { query: fc.oneof(graphqlOperation, jsonValue), variables: fc.oneof(fc.dictionary(fc.constantFrom("id", "n", "x", "input", "p"), jsonValue), jsonValue), operationName: fc.oneof(fc.constantFrom("q", null), jsonValue), extensions: jsonValue },
+        { requiredKeys: [] },
+      )
+      .map((b) => JSON.stringify(b)),
+  },
+  { weight: 1, arbitrary: fc.array(fc.record({ query: graphqlOperation }), { maxLength: 3 }).map((b) => JSON.stringify(b)) },
+  { weight: 1, arbitrary: bodyText },
+);
