@@ -138,5 +138,5 @@ describe("production entry points", () => {
     worker.child.kill("SIGTERM");
     expect(await api.exited).toBe(0);
     expect(await worker.exited).toBe(0);
-  });
+  }, 180_000); // two processes started from source on a shared, loaded machine
 });
