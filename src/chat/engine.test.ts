@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { createAccount, gql } from "../../test/helpers/graphql.js";
 import { AppError } from "../errors/app-error.js";
+import { renewLease } from "../threads/store.js";
 import { runChatTurn } from "./engine.js";
 
 describe("runChatTurn (engine for non-HTTP callers, simulator upstream)", () => {
@@ -44,5 +45,17 @@ describe("runChatTurn (engine for non-HTTP callers, simulator upstream)", () => 
     const err = await runChatTurn(app.runtime, { accountId, agentId, messages: [{ role: "user", content: "x" }] }).catch((e) => e);
     expect(err).toBeInstanceOf(AppError);
     expect(err.code).toBe("insufficient_balance");
+  });
+  it("renews a held lease (long streams keep their thread) and never re-takes a released one", async () => {
+    const first = await runChatTurn(app.runtime, { accountId, agentId, messages: [{ role: "user", content: "lease" }], maxTokens: 5 }).catch(() => undefined);
+    const { rows } = await app.runtime.pool.query("select id from threads where account_id = $1 order by created_at desc limit 1", [accountId]);
+    const threadId = first?.threadId ?? rows[0].id;
+    await renewLease(app.runtime.pool, threadId, 60_000);
+    const freed = await app.runtime.pool.query("select busy_until from threads where id = $1", [threadId]);
+    expect(freed.rows[0].busy_until).toBeNull();
+    await app.runtime.pool.query("update threads set busy_until = now() + interval '1 second' where id = $1", [threadId]);
+    await renewLease(app.runtime.pool, threadId, 600_000);
+    const held = await app.runtime.pool.query("select extract(epoch from busy_until - now()) as s from threads where id = $1", [threadId]);
+    expect(Number(held.rows[0].s)).toBeGreaterThan(500);
   });
 });

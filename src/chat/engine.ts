@@ -16,7 +16,7 @@ import {
   type ToolCallDelta,
 } from "../providers/index.js";
 import { SUPPORTED_MODELS, isSupportedModel } from "../config/models.js";
-import { finishTurn, leaseThread, releaseLease } from "../threads/store.js";
+import { finishTurn, leaseThread, releaseLease, renewLease } from "../threads/store.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { AgentInfo } from "../agents/agent-info.js";
 import { consumeRateLimit, enforceRateLimit, type RateLimitState } from "./rate-limit.js";
@@ -178,6 +178,10 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
   let promptTokens: number;
   let completionTokens: number;
   let aborted = false;
+  // The upstream timeout is an idle timeout, so an answer may stream for longer than the lease:
+  // renew it while the call runs (a crashed instance stops renewing and the lease expires).
+  const renewal = setInterval(() => renewLease(pool, threadId, leaseMs).catch(() => {}), leaseMs / 2);
+  renewal.unref();
   try {
     hooks.onStart?.({ id, threadId, model });
     const result = await callModel(
@@ -186,12 +190,14 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
       { ...input.options, model, messages: upstreamMessages, maxTokens },
       { stream: hooks.stream ?? false, onDelta: hooks.onDelta, onToolCall: hooks.onToolCall, signal: hooks.signal, progress },
     );
+    clearInterval(renewal);
     content = result.content;
     toolCalls = result.toolCalls;
     finishReason = result.finishReason;
     promptTokens = result.usage.promptTokens;
     completionTokens = result.usage.completionTokens;
   } catch (err) {
+    clearInterval(renewal);
     if (!(err instanceof ClientAborted) || (progress.text.length === 0 && progress.toolCalls.length === 0)) {
       // Nothing was produced: hand the whole hold back and free the thread; store nothing.
       await finishTurn(pool, { threadId, accountId: agent.accountId, baseSeq, messages: [], release: hold, reference: id, tags: tags(threadId), inputTokens: 0, outputTokens: 0 }).catch((e) =>

@@ -163,4 +163,21 @@ describe("Responses API (OpenAI Node SDK)", () => {
     const { rows } = await app.runtime.pool.query("select balance_micros as b, (select sum(amount_micros) from ledger_entries where account_id = $1)::bigint as s from accounts where id = $1", [accountId]);
     expect(Number(rows[0].b)).toBe(Number(rows[0].s));
   });
+  it("ends a stream with error + response.failed when the upstream fails mid-stream; fails with an HTTP status before it", async () => {
+    for (const model of Object.values(MODELS)) {
+      const stream = await client.responses.create({ model, input: "#midfail", stream: true });
+      const events: any[] = [];
+      const err = await (async () => {
+        for await (const ev of stream) events.push(ev);
+      })().catch((e) => e);
+      const types = events.map((e) => e.type);
+      expect(types[0]).toBe("response.created");
+      expect(types).toContain("response.output_text.delta");
+      // The SDK raises on the error event or yields it, then response.failed; either way the stream ends there.
+      if (err) expect(err).toBeInstanceOf(OpenAI.APIError);
+      else expect(types.slice(-2)).toEqual(["error", "response.failed"]);
+      const before = await client.responses.create({ model, input: "#fail500", stream: true }).catch((e) => e);
+      expect(before.status).toBe(502);
+    }
+  });
 });

@@ -34,6 +34,10 @@ const LEASE = statement(
        from l left join ${M.table} m on m.${M.thread} = l.${T.id} order by m.${M.seq}`,
 );
 const EXISTS = statement("thread-exists", (p) => `select 1 from ${T.table} where ${T.id} = ${p("threadId")} and ${T.account} = ${p("accountId")} and ${T.agent} = ${p("agentId")}`);
+const RENEW = statement(
+  "thread-renew-lease",
+  (p) => `update ${T.table} set ${T.busyUntil} = now() + make_interval(secs => ${p("leaseMs")}::double precision / 1000) where ${T.id} = ${p("threadId")} and ${T.busyUntil} is not null`,
+);
 const UNLEASE = statement("thread-unlease", (p) => `update ${T.table} set ${T.busyUntil} = null where ${T.id} = ${p("threadId")}`);
 
 /** Takes the lease on an existing thread of this agent and reads its history, in one round trip. */
@@ -62,6 +66,11 @@ function messageData(m: ChatMessage): string | null {
   if (m.toolCalls?.length) data.toolCalls = m.toolCalls;
   if (m.toolCallId) data.toolCallId = m.toolCallId;
   return JSON.stringify(data);
+}
+
+/** Extends a held lease: a turn whose answer streams longer than the lease keeps its thread. */
+export async function renewLease(pool: pg.Pool, threadId: string, leaseMs: number): Promise<void> {
+  await pool.query(RENEW.with({ threadId, leaseMs }));
 }
 
 /** Gives the lease back without saving anything (the turn was refused after the lease). */
