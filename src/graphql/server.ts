@@ -95,7 +95,9 @@ export async function mountGraphQL(runtime: Runtime, schema: GraphQLSchema, http
           return; // graphql-ws reports the syntax error itself
         }
         const tooCostly = costLimitError(schema, runtime.config.graphqlMaxCost, doc, payload.variables ?? undefined, payload.operationName);
-        return tooCostly ? [tooCostly] : undefined;
+        if (!tooCostly) return undefined;
+        const { http: _http, ...extensions } = tooCostly.extensions; // an HTTP status means nothing on a socket
+        return [new GraphQLError(tooCostly.message, { extensions })];
       },
       context: (ctx) => ({ ...ctx.extra.gql!, em: runtime.orm.em.fork() }),
       onError: (_ctx, _id, _payload, errors) =>
