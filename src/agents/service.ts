@@ -3,7 +3,8 @@ import { AppError } from "../errors/app-error.js";
 import { Account, Agent, type IAgent } from "../db/schema.js";
 import { newId } from "../infra/ids.js";
 import { validatePatterns } from "../egress/allowlist.js";
-import { DEFAULT_MODEL, SUPPORTED_MODELS, isSupportedModel } from "../providers/models.js";
+import { DEFAULT_MODEL, SUPPORTED_MODELS, isSupportedModel } from "../config/models.js";
+import type { ScriptValidator } from "../runtime/runtime.js";
 
 export interface AgentFields {
   name?: string;
@@ -14,9 +15,6 @@ export interface AgentFields {
   cpuTimeLimitMs?: number | null;
   wallTimeLimitMs?: number | null;
 }
-
-/** Hook for script validation (syntax check in the sandbox); set by the sandbox module. */
-export type ScriptValidator = (source: string) => Promise<void>;
 
 const MAX_INSTRUCTIONS = 100_000;
 

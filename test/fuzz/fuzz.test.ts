@@ -6,7 +6,7 @@ import { WebSocket } from "ws";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { createAccount, gql } from "../helpers/graphql.js";
 import { createAgent, createTrigger, type CreatedTrigger } from "../helpers/webhooks.js";
-import { SUPPORTED_MODELS } from "../../src/providers/models.js";
+import { SUPPORTED_MODELS } from "../../src/config/models.js";
 import { bodyText, chatBody, contentType, graphqlBody, graphqlOperation, headerValue, jsonValue, modelId, oddString, responsesBody } from "./arbitraries.js";
 import { answerOf, problemsOf, type Answer } from "./envelope.js";
 import { rawExchange } from "./raw-http.js";
