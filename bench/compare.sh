@@ -34,14 +34,22 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Dependencies of a ref whose package-lock.json differs from this checkout's are installed once
+# per lock file into .tools/bench-deps/<hash of the lock> and reused by later comparisons.
 checkout() { # <dir> <ref>
   git worktree add --detach "$tmp/$1" "$2" >/dev/null
   if cmp -s "$tmp/$1/package-lock.json" "$repo/package-lock.json"; then
     ln -s "$repo/node_modules" "$tmp/$1/node_modules"
-  else
-    echo "[compare] $2: dependencies differ from this checkout; npm ci" >&2
-    (cd "$tmp/$1" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    return
   fi
+  local cache="$repo/.tools/bench-deps/$(sha256sum "$tmp/$1/package-lock.json" | cut -c1-16)"
+  if [ ! -d "$cache/node_modules" ]; then
+    echo "[compare] $2: dependencies differ from this checkout; npm ci into $cache" >&2
+    (cd "$tmp/$1" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    mkdir -p "$cache"
+    mv "$tmp/$1/node_modules" "$cache/node_modules"
+  fi
+  ln -s "$cache/node_modules" "$tmp/$1/node_modules"
 }
 checkout base "$base_ref"
 checkout head "$head_ref"

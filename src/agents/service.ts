@@ -2,7 +2,8 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { AppError } from "../errors/app-error.js";
 import { Account, Agent, type IAgent } from "../db/schema.js";
 import { newId } from "../infra/ids.js";
-import { DEFAULT_MODEL, SUPPORTED_MODELS, isSupportedModel } from "../providers/models.js";
+import { DEFAULT_MODEL, SUPPORTED_MODELS, isSupportedModel } from "../config/models.js";
+import type { ScriptValidator } from "../runtime/runtime.js";
 
 export interface AgentFields {
   name?: string;
@@ -11,9 +12,6 @@ export interface AgentFields {
   allowedModels?: string[] | null;
   script?: string | null;
 }
-
-/** Hook for script validation (syntax check in the sandbox); set by the sandbox module. */
-export type ScriptValidator = (source: string) => Promise<void>;
 
 const MAX_INSTRUCTIONS = 100_000;
 const MAX_SCRIPT = 256 * 1024;

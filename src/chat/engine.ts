@@ -15,7 +15,7 @@ import {
   type ToolCall,
   type ToolCallDelta,
 } from "../providers/index.js";
-import { SUPPORTED_MODELS, isSupportedModel } from "../providers/models.js";
+import { SUPPORTED_MODELS, isSupportedModel } from "../config/models.js";
 import { finishTurn, leaseThread, releaseLease, renewLease } from "../threads/store.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { AgentInfo } from "../agents/agent-info.js";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { SUPPORTED_MODELS } from "../providers/models.js";
+import { SUPPORTED_MODELS } from "./models.js";
 
 /**
  * The one place the environment is read and validated. Every process (API, worker, dev launcher,

@@ -4,12 +4,12 @@ import { join, resolve } from "node:path";
 import { loadConfig, ConfigError, type Config } from "../config/config.js";
 import { loadOrCreateDevSecrets } from "../config/dev-secrets.js";
 import { migrate } from "../db/orm.js";
-import { startApi, type ApiServer } from "../http/server.js";
-import { apiRoutes } from "../http/routes.js";
+import type { ApiServer } from "../http/server.js";
+import { createApp } from "../app/app.js";
 import { createLogger } from "../infra/logger.js";
 import { createRuntime, type Runtime } from "../runtime/runtime.js";
-import { startWorker, type RunningWorker } from "../temporal/worker.js";
-import { onShutdown, shutdownOnUnexpectedErrors } from "../entry/shutdown.js";
+import type { RunningWorker } from "../temporal/worker.js";
+import { onShutdown, shutdownOnUnexpectedErrors } from "../infra/shutdown.js";
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "./embedded-postgres.js";
 import { startTemporalDevServer, type TemporalDevServerHandle } from "./temporal-dev-server.js";
 import { providersMode } from "../providers/routing.js";
@@ -143,7 +143,9 @@ async function main(): Promise<void> {
   runtime.starting = "the worker and runtime.json are not ready yet";
   const applied = await migrate(runtime.orm);
   if (applied.length) say(`applied ${applied.length} migration(s): ${applied.join(", ")}`);
-  [api, worker] = await Promise.all([startApi(runtime, { routes: apiRoutes }), startWorker(runtime)]);
+  const app = await createApp(runtime, { api: true, worker: true });
+  api = app.api!;
+  worker = app.worker!;
   worker.done.then(
     () => shutdown("the worker stopped", 1),
     (err) => shutdown(`the worker failed: ${(err as Error).message}`, 1),

@@ -6,7 +6,7 @@ import { WebSocket } from "ws";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { createAccount, gql } from "../helpers/graphql.js";
 import { createAgent, createTrigger, type CreatedTrigger } from "../helpers/webhooks.js";
-import { SUPPORTED_MODELS } from "../../src/providers/models.js";
+import { SUPPORTED_MODELS } from "../../src/config/models.js";
 import { bodyText, chatBody, contentType, graphqlBody, graphqlOperation, headerValue, jsonValue, modelId, oddString, responsesBody } from "./arbitraries.js";
 import { answerOf, problemsOf, type Answer } from "./envelope.js";
 import { rawExchange } from "./raw-http.js";
@@ -208,6 +208,35 @@ describe("fuzz: generated hostile requests on every public route", () => {
     );
   }, LIMIT);
 
+  it("strings that reach the database (ids, names, messages) carrying NUL or odd Unicode: a 4xx, never a 500", async () => {
+    const agentId = (await gql(app.url, admin, `mutation { createAgent(input: { name: "db-strings" }) { id } }`)).data!.createAgent.id as string;
+    const text = fc.oneof(oddString, oddString.map((x) => `${x}\u0000${x}`));
+    const gqlOps = [
+      "query($s: ID!) { job(id: $s) { id } }",
+      "query($s: ID!) { trigger(id: $s) { id } }",
+      "query($s: ID!) { agent(id: $s) { id } }",
+      "query($s: ID!) { thread(id: $s) { id } }",
+      `mutation($s: String!) { createAgent(input: { name: $s, instructions: $s }) { id } }`,
+      `mutation($s: String!) { createApiKey(agentId: "${agentId}", name: $s) { key } }`,
+      `mutation($s: String) { createTrigger(agentId: "${agentId}", description: $s) { secret } }`,
+      `mutation($s: String!) { setTriggerSecret(id: "${trg.id}", secret: $s) { id } }`,
+    ];
+    await property("graphql", 10, fc.record({ op: fc.constantFrom(...gqlOps), s: text }), async ({ op, s: value }) => {
+      const res = await send(app.url, { path: "/graphql", method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${admin}` }, body: JSON.stringify({ query: op, variables: { s: value } }) });
+      check("/graphql", res, `POST /graphql ${op} with ${JSON.stringify(value).slice(0, 80)}`);
+    });
+    const chatModel = SUPPORTED_MODELS[0];
+    await property("chat", 11, fc.record({ field: fc.constantFrom("thread_id", "content", "user", "previous_response_id", "input"), s: text }), async ({ field, s: value }) => {
+      const responses = field === "previous_response_id" || field === "input";
+      const body = responses
+        ? { model: chatModel, input: field === "input" ? value : "hi", ...(field === "previous_response_id" ? { previous_response_id: value } : {}) }
+        : { model: chatModel, messages: [{ role: "user", content: field === "content" ? value : "hi" }], ...(field === "content" ? {} : { [field]: value }) };
+      const path = responses ? "/api/v1/responses" : "/api/v1/chat/completions";
+      const res = await send(app.url, { path, method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${apiKey}` }, body: JSON.stringify(body) });
+      check(path, res, `POST ${path} ${field}=${JSON.stringify(value).slice(0, 80)}`);
+    });
+  }, LIMIT);
+
   it("GraphQL over HTTP: depth, width, aliases, fragments, variables", async () => {
     const auth = fc.constantFrom("admin", "operator", "none", "garbage");
     const authHeaders = (a: string): Record<string, string> => ({ admin: { authorization: `Bearer ${admin}` }, operator: { authorization: `Bearer ${app.operatorToken}` }, none: {}, garbage: { authorization: "Bearer adm_nope" } })[a]!;
@@ -232,7 +261,8 @@ describe("fuzz: generated hostile requests on every public route", () => {
       fc.record({ id: fc.oneof(fc.constant("1"), oddString), type: fc.constantFrom("complete", "ping", "pong", "next", "error", "nope") }),
       jsonValue,
     );
-    await property("ws", 7, fc.record({ init, msgs: fc.array(fc.oneof(msg.map((m) => JSON.stringify(m) ?? "null"), oddString), { maxLength: 4 }), raw: fc.boolean() }), async ({ init: i, msgs, raw }) => {
+    const deep = fc.integer({ min: 100, max: 50_000 }).map((d) => `{"id":"d","type":"subscribe","payload":{"query":"subscription($x: JSON) { jobStatusChanged { jobId } }","variables":{"x":${"[".repeat(d)}${"]".repeat(d)}}}}`);
+    await property("ws", 7, fc.record({ init, msgs: fc.array(fc.oneof(msg.map((m) => JSON.stringify(m) ?? "null"), oddString, deep), { maxLength: 4 }), raw: fc.boolean() }), async ({ init: i, msgs, raw }) => {
       sent++;
       const outcome = await new Promise<{ code: number; errors: string[] }>((resolve) => {
         const ws = new WebSocket(wsUrl, "graphql-transport-ws");
