@@ -3,7 +3,7 @@ import { AppError } from "../errors/app-error.js";
 import { errorBody } from "../errors/http.js";
 import { KeyAuthenticator } from "../keys/auth.js";
 import { checkModelOptions, type ToolCall } from "../providers/index.js";
-import { SUPPORTED_MODELS } from "../providers/models.js";
+import { SUPPORTED_MODELS } from "../config/models.js";
 import type { RouteModule } from "../http/server.js";
 import { chooseModel, executeTurn } from "./engine.js";
 import { admission } from "./admission.js";

@@ -4,9 +4,9 @@ import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import express, { type Router } from "express";
 import { errorHandler, notFoundHandler } from "../errors/http.js";
-import { buildGraphQLSchema } from "../graphql/schema.js";
+import type { GraphQLSchema } from "graphql";
+import type { GraphQLAuth } from "../graphql/context.js";
 import { mountGraphQL } from "../graphql/server.js";
-import { healthRoutes } from "../health/routes.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { Logger } from "../infra/logger.js";
 import { requestId } from "./request-id.js";
@@ -20,9 +20,29 @@ export interface ApiServer {
 }
 
 /** Capability routers mounted under the API; each capability owns its paths. */
-export type RouteModule = (runtime: Runtime) => Router;
+export type RouteModule = (runtime: Runtime) => Router | MountedRoutes;
 
-export async function startApi(runtime: Runtime, options: { port?: number; host?: string; routes?: RouteModule[] } = {}): Promise<ApiServer> {
+/** A route module with long-lived machinery of its own (a queue, a loop): stopped after the server drained. */
+export interface MountedRoutes {
+  router: Router;
+  close(): Promise<void> | void;
+}
+
+export interface HttpServerOptions {
+  port?: number;
+  host?: string;
+  /** GraphQL (HTTP and graphql-ws on /graphql), mounted before the routes. */
+  graphql?: { schema: GraphQLSchema; auth: GraphQLAuth };
+  /** Mounted in order after GraphQL. */
+  routes?: RouteModule[];
+}
+
+/**
+ * The HTTP server with the cross-cutting middleware (request id, metrics, request log, error
+ * mapping) around what it is given. What the API serves is decided by the composition root
+ * (src/app/api.ts); this module knows no capability.
+ */
+export async function startHttpServer(runtime: Runtime, options: HttpServerOptions = {}): Promise<ApiServer> {
   const { config, log } = runtime;
   const app = express();
   app.disable("x-powered-by");
@@ -37,11 +57,18 @@ export async function startApi(runtime: Runtime, options: { port?: number; host?
   app.use(requestId());
   app.use(runtime.metrics.middleware());
   app.use(requestLog(log));
-  app.use(healthRoutes(runtime));
-  const schema = await buildGraphQLSchema();
-  const graphql = await mountGraphQL(runtime, schema, server);
-  app.use(graphql.router);
-  for (const route of options.routes ?? []) app.use(route(runtime));
+  const graphql = options.graphql ? await mountGraphQL(runtime, options.graphql.schema, server, options.graphql.auth) : undefined;
+  if (graphql) app.use(graphql.router);
+  const closers: (() => Promise<void> | void)[] = [];
+  for (const route of options.routes ?? []) {
+    const mounted = route(runtime);
+    // An express Router is itself a function; anything else is `{ router, close }`.
+    if (typeof mounted === "function") app.use(mounted);
+    else {
+      app.use(mounted.router);
+      closers.push(() => mounted.close());
+    }
+  }
   app.use(notFoundHandler);
   app.use(errorHandler(log));
 
@@ -69,10 +96,12 @@ export async function startApi(runtime: Runtime, options: { port?: number; host?
       closing ??= (async () => {
         const closed = new Promise<void>((r) => server.close(() => r()));
         server.closeIdleConnections();
-        await graphql.close().catch(() => {});
+        await graphql?.close().catch(() => {});
         const timer = setTimeout(() => server.closeAllConnections(), drainMs);
         await closed;
         clearTimeout(timer);
+        // After the drain: in-flight requests may still hand work to a module's machinery.
+        for (const close of closers) await Promise.resolve(close()).catch((err) => log.warn({ err }, "a route module failed to close"));
       })();
       return closing;
     },

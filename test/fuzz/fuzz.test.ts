@@ -6,7 +6,7 @@ import { WebSocket } from "ws";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { createAccount, gql } from "../helpers/graphql.js";
 import { createAgent, createTrigger, type CreatedTrigger } from "../helpers/webhooks.js";
-import { SUPPORTED_MODELS } from "../../src/providers/models.js";
+import { SUPPORTED_MODELS } from "../../src/config/models.js";
 import { bodyText, chatBody, contentType, graphqlBody, graphqlOperation, headerValue, jsonValue, modelId, oddString, responsesBody } from "./arbitraries.js";
 import { answerOf, problemsOf, type Answer } from "./envelope.js";
 import { rawExchange } from "./raw-http.js";
@@ -81,7 +81,7 @@ describe("fuzz: generated hostile requests on every public route", () => {
     process.on("uncaughtException", onEscaped);
     process.on("unhandledRejection", onEscaped);
     process.stderr.write(`[fuzz] FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS}\n`);
-    app = await startTestApp({ worker: true, env: { SCRIPT_TIMEOUT_MS: "5000" } });
+    app = await startTestApp({ worker: true, env: { SCRIPT_CPU_TIME_MS: "5000", SCRIPT_WALL_TIME_MS: "5000" } });
     const acct = await createAccount(app.url, app.operatorToken, "fuzz", "100000");
     admin = acct.adminToken;
     otherAdmin = (await createAccount(app.url, app.operatorToken, "other", "1")).adminToken;
