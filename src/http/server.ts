@@ -1,4 +1,5 @@
 import { createServer as createHttpServer, type Server } from "node:http";
+import type { Duplex } from "node:stream";
 import { createServer as createHttpsServer } from "node:https";
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
@@ -53,6 +54,7 @@ export async function startHttpServer(runtime: Runtime, options: HttpServerOptio
     ? createHttpsServer({ cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) }, app)
     : createHttpServer(app);
   server.keepAliveTimeout = 65_000;
+  server.on("clientError", answerMalformed);
 
   app.use(requestId());
   app.use(runtime.metrics.middleware());
@@ -141,4 +143,35 @@ function requestLog(log: Logger): express.RequestHandler {
     res.on("error", done);
     next();
   };
+}
+
+/**
+ * Requests Node's HTTP parser refuses (bad Content-Length, broken chunking, oversized headers,
+ * garbage request lines) never reach Express; answer them like every other error, with the
+ * documented JSON envelope, instead of Node's bare status line.
+ */
+function answerMalformed(err: NodeJS.ErrnoException, socket: Duplex): void {
+  const [status, code, message] =
+    err.code === "HPE_HEADER_OVERFLOW"
+      ? [431, "invalid_request_error", "Request headers are too large"]
+      : err.code === "HPE_CHUNK_EXTENSIONS_OVERFLOW"
+        ? [413, "payload_too_large", "Chunk extensions are too large"]
+        : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+          ? [408, "invalid_request_error", "The request was not received in time"]
+          : [400, "invalid_request_error", "Malformed HTTP request"];
+  // Answer unless a response is already under way on this socket (Node documents `_httpMessage`
+  // for this check); a keep-alive socket that finished earlier responses may still answer.
+  const current = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  if (err.code === "ECONNRESET" || !socket.writable || current?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  // The path may not even have been parsed: a body that fits both documented shapes (REST and OpenAI's).
+  const body = JSON.stringify({ error: { message, type: "invalid_request_error", code, param: null } });
+  const reason = { 400: "Bad Request", 408: "Request Timeout", 413: "Content Too Large", 431: "Request Header Fields Too Large" }[status];
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  // Keep reading what the client is still sending (a long header it has not finished), so the
+  // close is not a reset that throws the answer away; the client closes once it has read it.
+  socket.resume();
+  setTimeout(() => socket.destroy(), 2000).unref();
 }
