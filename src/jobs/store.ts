@@ -79,19 +79,30 @@ export async function jobEventsSince(db: pg.Pool, since: Date): Promise<JobStatu
  * Runs an UPDATE on one job and NOTIFYs the transition in the same statement, so an event is
  * published exactly when (and only if) the change commits.
  */
-async function transition(db: pg.Pool, jobId: string, set: string, where: string, params: unknown[]): Promise<boolean> {
+async function transition(db: pg.Pool, jobId: string, set: string, where: string, params: unknown[], announce = true): Promise<boolean> {
   const { rowCount } = await db.query(
     `with u as (update jobs set ${set} where id = $1 and ${where}
        returning id, account_id, agent_id, trigger_id, status, attempts)
-     select ${NOTIFY_STATUS} from u`,
+     select ${announce ? NOTIFY_STATUS : "1"} from u`,
     [jobId, ...params],
   );
   return (rowCount ?? 0) > 0;
 }
 
-/** Without `attempt` (the workflow's first step) the attempt count is left to the execution activity, which knows it. */
+/**
+ * Without `attempt` (the workflow's first step) the attempt count is left to the execution
+ * activity, which knows it; that step is not announced either, so subscribers hear RUNNING once
+ * per attempt, with its number (QUEUED, RUNNING 1, [RUNNING 2 …], DONE | FAILED).
+ */
 export function markRunning(db: pg.Pool, jobId: string, attempt = 0): Promise<boolean> {
-  return transition(db, jobId, "status = 'running', started_at = coalesce(started_at, now()), attempts = greatest(attempts, $2)", "status in ('queued', 'running')", [attempt]);
+  return transition(
+    db,
+    jobId,
+    "status = 'running', started_at = coalesce(started_at, now()), attempts = greatest(attempts, $2)",
+    "status in ('queued', 'running')",
+    [attempt],
+    attempt > 0,
+  );
 }
 
 /** What a run needs of its agent (script, egress allowlist, run limits). */
