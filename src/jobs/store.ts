@@ -89,8 +89,25 @@ async function transition(db: pg.Pool, jobId: string, set: string, where: string
   return (rowCount ?? 0) > 0;
 }
 
-export function markRunning(db: pg.Pool, jobId: string, attempt: number): Promise<boolean> {
+/** Without `attempt` (the workflow's first step) the attempt count is left to the execution activity, which knows it. */
+export function markRunning(db: pg.Pool, jobId: string, attempt = 0): Promise<boolean> {
   return transition(db, jobId, "status = 'running', started_at = coalesce(started_at, now()), attempts = greatest(attempts, $2)", "status in ('queued', 'running')", [attempt]);
+}
+
+/** What a run needs of its agent (script, egress allowlist, run limits). */
+export interface AgentRow {
+  script: string | null;
+  egressAllow: string[] | null;
+  cpuTimeLimitMs: number | null;
+  wallTimeLimitMs: number | null;
+}
+
+export async function agentForRun(db: pg.Pool, agentId: string): Promise<AgentRow | undefined> {
+  const { rows } = await db.query<AgentRow>(
+    `select script, egress_allow as "egressAllow", cpu_time_limit_ms as "cpuTimeLimitMs", wall_time_limit_ms as "wallTimeLimitMs" from agents where id = $1`,
+    [agentId],
+  );
+  return rows[0];
 }
 
 export function markDone(db: pg.Pool, jobId: string): Promise<boolean> {

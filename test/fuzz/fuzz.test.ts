@@ -81,7 +81,7 @@ describe("fuzz: generated hostile requests on every public route", () => {
     process.on("uncaughtException", onEscaped);
     process.on("unhandledRejection", onEscaped);
     process.stderr.write(`[fuzz] FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS}\n`);
-    app = await startTestApp({ worker: true, env: { SCRIPT_TIMEOUT_MS: "5000" } });
+    app = await startTestApp({ worker: true, env: { SCRIPT_CPU_TIME_MS: "5000", SCRIPT_WALL_TIME_MS: "5000" } });
     const acct = await createAccount(app.url, app.operatorToken, "fuzz", "100000");
     admin = acct.adminToken;
     otherAdmin = (await createAccount(app.url, app.operatorToken, "other", "1")).adminToken;
