@@ -77,32 +77,23 @@ export async function jobEventsSince(db: pg.Pool, since: Date): Promise<JobStatu
 
 /**
  * Runs an UPDATE on one job and NOTIFYs the transition in the same statement, so an event is
- * published exactly when (and only if) the change commits.
+ * published exactly when (and only if) the change commits. Only a change of status is an event:
+ * marking a running job running again (a retried attempt) updates the row silently. (The
+ * subquery in RETURNING sees the row as it was before this statement.)
  */
-async function transition(db: pg.Pool, jobId: string, set: string, where: string, params: unknown[], announce = true): Promise<boolean> {
-  const { rowCount } = await db.query(
+async function transition(db: pg.Pool, jobId: string, set: string, where: string, params: unknown[]): Promise<boolean> {
+  const { rows } = await db.query(
     `with u as (update jobs set ${set} where id = $1 and ${where}
-       returning id, account_id, agent_id, trigger_id, status, attempts)
-     select ${announce ? NOTIFY_STATUS : "1"} from u`,
+       returning id, account_id, agent_id, trigger_id, status, attempts, (select b.status from jobs b where b.id = $1) as before)
+     select case when u.status is distinct from u.before then ${NOTIFY_STATUS} end from u`,
     [jobId, ...params],
   );
-  return (rowCount ?? 0) > 0;
+  return rows.length > 0;
 }
 
-/**
- * Without `attempt` (the workflow's first step) the attempt count is left to the execution
- * activity, which knows it; that step is not announced either, so subscribers hear RUNNING once
- * per attempt, with its number (QUEUED, RUNNING 1, [RUNNING 2 …], DONE | FAILED).
- */
+/** Without `attempt` (the workflow's first step) the attempt count is left to the execution activity, which knows it. */
 export function markRunning(db: pg.Pool, jobId: string, attempt = 0): Promise<boolean> {
-  return transition(
-    db,
-    jobId,
-    "status = 'running', started_at = coalesce(started_at, now()), attempts = greatest(attempts, $2)",
-    "status in ('queued', 'running')",
-    [attempt],
-    attempt > 0,
-  );
+  return transition(db, jobId, "status = 'running', started_at = coalesce(started_at, now()), attempts = greatest(attempts, $2)", "status in ('queued', 'running')", [attempt]);
 }
 
 /** What a run needs of its agent (script, egress allowlist, run limits). */

@@ -23,7 +23,7 @@ import { rawExchange } from "./raw-http.js";
  */
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1200);
-const SHARE = { chat: 0.14, responses: 0.05, models: 0.04, webhooks: 0.24, jobs: 0.1, graphql: 0.2, ws: 0.05, raw: 0.1, poison: 0.08 };
+const SHARE = { chat: 0.14, responses: 0.05, models: 0.04, webhooks: 0.24, jobs: 0.1, graphql: 0.2, ws: 0.05, raw: 0.1, poison: 0.08, stored: 0.05, storedChat: 0.03 };
 const runsOf = (k: keyof typeof SHARE) => Math.max(5, Math.round(RUNS * SHARE[k]));
 /** Per-test time limit, scaled with the run count (a liveness bound for a loaded machine, not a timing assertion). */
 const LIMIT = 120_000 + RUNS * 100;
@@ -221,12 +221,12 @@ describe("fuzz: generated hostile requests on every public route", () => {
       `mutation($s: String) { createTrigger(agentId: "${agentId}", description: $s) { secret } }`,
       `mutation($s: String!) { setTriggerSecret(id: "${trg.id}", secret: $s) { id } }`,
     ];
-    await property("graphql", 10, fc.record({ op: fc.constantFrom(...gqlOps), s: text }), async ({ op, s: value }) => {
+    await property("stored", 10, fc.record({ op: fc.constantFrom(...gqlOps), s: text }), async ({ op, s: value }) => {
       const res = await send(app.url, { path: "/graphql", method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${admin}` }, body: JSON.stringify({ query: op, variables: { s: value } }) });
       check("/graphql", res, `POST /graphql ${op} with ${JSON.stringify(value).slice(0, 80)}`);
     });
     const chatModel = SUPPORTED_MODELS[0];
-    await property("chat", 11, fc.record({ field: fc.constantFrom("thread_id", "content", "user", "previous_response_id", "input"), s: text }), async ({ field, s: value }) => {
+    await property("storedChat", 11, fc.record({ field: fc.constantFrom("thread_id", "content", "user", "previous_response_id", "input"), s: text }), async ({ field, s: value }) => {
       const responses = field === "previous_response_id" || field === "input";
       const body = responses
         ? { model: chatModel, input: field === "input" ? value : "hi", ...(field === "previous_response_id" ? { previous_response_id: value } : {}) }
