@@ -17,6 +17,6 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 180_000,
     teardownTimeout: 60_000,
-    reporters: process.env.CI ? ["default"] : ["default"],
+    reporters: ["default"],
   },
 });

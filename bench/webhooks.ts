@@ -37,6 +37,9 @@ const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 2000);
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 50);
 const PHASE_STACK = process.env.BENCH_STACK !== "0"; // BENCH_STACK=0 skips the production-topology rows
 const SCRIPT = "export default async function run(input) { return { ok: true, n: input.n ?? null }; }";
+/** Beside the trivial script: two journaled steps (two job_steps rows written per run). */
+const STEPS_SCRIPT =
+  "export default async function run(input, ctx) { const a = await ctx.step('a', async () => input.n ?? null); const b = await ctx.step('b', async () => [a]); return { ok: true, b }; }";
 
 type Scheme = "x-trigger-secret" | "HMAC + timestamp" | "Standard Webhooks";
 const SCHEMES: Scheme[] = ["x-trigger-secret", "HMAC + timestamp", "Standard Webhooks"];
@@ -180,10 +183,13 @@ await main(async () => {
           }
         }
       };
-      const webhookOnce = async (n: number) => {
+      const stepsAgent = await graphql(api3.url, tenant.adminToken, `mutation($i: CreateAgentInput!) { createAgent(input: $i) { id } }`, { i: { name: "bench-steps", script: STEPS_SCRIPT } });
+      const stepsTrigger = await graphql(api3.url, tenant.adminToken, `mutation($a: ID!) { createTrigger(agentId: $a) { trigger { id } secret } }`, { a: stepsAgent.createAgent.id });
+      const webhookOnce = async (n: number, steps = false) => {
         const body = JSON.stringify({ n });
         const t = Date.now();
-        const res = await fetch(hookUrl(api3), { method: "POST", headers: { "content-type": "application/json", "x-trigger-secret": secret }, body });
+        const url = steps ? `${api3.url}/api/triggers/${stepsTrigger.createTrigger.trigger.id}/webhook` : hookUrl(api3);
+        const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", "x-trigger-secret": steps ? stepsTrigger.createTrigger.secret : secret }, body });
         const { job_id } = (await res.json()) as { job_id: string };
         const closed = await closeTime(job_id);
         const { rows } = await pool.query<{ status: string }>("select status from jobs where id = $1", [job_id]);
@@ -193,6 +199,8 @@ await main(async () => {
       for (let i = 0; i < 5; i++) await webhookOnce(-1);
       const webhookLat: number[] = [];
       for (let i = 0; i < SAMPLES; i++) webhookLat.push(await webhookOnce(i));
+      const stepsLat: number[] = [];
+      for (let i = 0; i < SAMPLES; i++) stepsLat.push(await webhookOnce(i, true));
 
       Runtime.install({ logger: new DefaultLogger("WARN") });
       const native = await NativeConnection.connect({ address: temporal.address });
@@ -302,13 +310,14 @@ await main(async () => {
         "",
         `One at a time, ${SAMPLES} samples after 5 warm-ups. Both are timed from the client's send (Date.now()) to the workflow's close time as Temporal`,
         "records it (`describe().closeTime`), so they end at the same point. Webhook → done: the POST (ingest commit), dispatch, the `agentRun` workflow",
-        "(markRunning, the script in a fresh QuickJS instance, markDone) in the worker process. Bare: `client.workflow.start` + completion of a workflow",
+        "(beginRun, the script in a fresh QuickJS instance, markDone) in the worker process. Bare: `client.workflow.start` + completion of a workflow",
         "with one no-op activity, worker in the bench process (eager activity dispatch on, the SDK default). Eager: the same with `requestEagerStart`",
         "(the client shares the worker's NativeConnection, which eager start requires).",
         "",
         "| path | p50 ms | p99 ms |",
         "|---|---|---|",
         `| webhook → done (trivial script) | ${f(pct(webhookLat, 50))} | ${f(pct(webhookLat, 99))} |`,
+        `| webhook → done (script with two journaled ctx.step calls) | ${f(pct(stepsLat, 50))} | ${f(pct(stepsLat, 99))} |`,
         `| bare workflow, one no-op activity | ${f(pct(floorLat, 50))} | ${f(pct(floorLat, 99))} |`,
         `| bare workflow, eager start (${eagerCount} of ${SAMPLES} started eagerly) | ${f(pct(eagerLat, 50))} | ${f(pct(eagerLat, 99))} |`,
         "",

@@ -5,35 +5,16 @@
 //  2. no cycles between folders: the top-level folders of src/ (src/chat/testing counts as
 //     src/chat) and of web/src/, type-only imports included.
 // Known violations that are being removed are listed in ALLOWED below, each with who removes it.
+//  3. the folder map in ARCHITECTURE.md (each folder's imports) matches the code;
+//     `npm run lint:deps -- --write-map` regenerates its import column.
 import { execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 
 /**
  * Known folder edges (`from -> to`) and module cycles that another helper is removing. Remove an
  * entry as soon as its fix is on main; an entry that no longer matches anything is reported.
  */
 const ALLOWED = [
-  // house: a composition root (src/app) takes the route list, the GraphQL schema and the worker
-  // out of http/, graphql/ and temporal/, which become low kits.
-  { edge: "src/http -> src/chat", owner: "house" },
-  { edge: "src/http -> src/console", owner: "house" },
-  { edge: "src/http -> src/webhooks", owner: "house" },
-  { edge: "src/http -> src/health", owner: "house" },
-  { edge: "src/graphql -> src/accounts", owner: "house" },
-  { edge: "src/graphql -> src/agents", owner: "house" },
-  { edge: "src/graphql -> src/keys", owner: "house" },
-  { edge: "src/graphql -> src/threads", owner: "house" },
-  { edge: "src/graphql -> src/triggers", owner: "house" },
-  { edge: "src/graphql -> src/billing", owner: "house" },
-  { edge: "src/graphql -> src/jobs", owner: "house" },
-  { edge: "src/graphql -> src/webhooks", owner: "house" },
-  // http/server.ts builds the schema; with the composition root http/ is low, and graphql/context
-  // may use the shared HTTP auth helpers (src/http/auth.ts) without a cycle.
-  { edge: "src/http -> src/graphql", owner: "house" },
-  { edge: "src/runtime -> src/agents", owner: "house" },
-  { edge: "src/temporal -> src/jobs", owner: "house" },
-  { edge: "src/temporal -> src/runtime", owner: "house" },
-  { edge: "src/config -> src/providers", owner: "house" },
-  { edge: "src/dev -> src/entry", owner: "house" },
 ];
 
 const roots = ["src", "web/src", "workflows"];
@@ -106,6 +87,46 @@ for (const c of components) {
   const inside = new Set(c);
   const lines = [...edges].filter(([k]) => { const [a, b] = k.split(" -> "); return inside.has(a) && inside.has(b) && !ALLOWED.some((x) => x.edge === k); });
   problems.push(`folder cycle among ${c.sort().join(", ")}:\n${lines.map(([k, ex]) => `      ${k.padEnd(36)} e.g. ${ex}`).join("\n")}`);
+}
+
+// 3. the folder map of ARCHITECTURE.md.
+const MAP_FILE = "ARCHITECTURE.md";
+const START = "<!-- folder-map:start: generated imports column, npm run lint:deps -- --write-map -->";
+const END = "<!-- folder-map:end -->";
+const doc = readFileSync(MAP_FILE, "utf8");
+const [before, rest] = doc.split(START);
+if (rest === undefined || !rest.includes(END)) problems.push(`${MAP_FILE}: the folder map markers are missing`);
+else {
+  const [table, after] = rest.split(END);
+  const jobs = new Map();
+  for (const line of table.split("\n")) {
+    const m = /^\| `([^`]+)\/` \| (.*) \| .* \|$/.exec(line);
+    if (m) jobs.set(m[1], m[2]);
+  }
+  const folders = new Set();
+  for (const mod of result.modules) {
+    const f = folderOf(mod.source);
+    if (f) folders.add(f);
+  }
+  const imports = new Map([...folders].map((f) => [f, new Set()]));
+  for (const key of edges.keys()) {
+    const [a, b] = key.split(" -> ");
+    imports.get(a)?.add(b);
+  }
+  const short = (from, to) => (from.startsWith("web/src/") && to.startsWith("web/src/") ? to.slice(8) : from.startsWith("src/") ? to.slice(4) : to);
+  const order = (a, b) => (a.startsWith("web/") === b.startsWith("web/") ? a.localeCompare(b) : a.startsWith("web/") ? 1 : -1);
+  const rows = [...folders].sort(order).map((f) => {
+    const deps = [...imports.get(f)].sort(order).map((d) => `\`${short(f, d)}\``).join(", ") || "—";
+    return `| \`${f}/\` | ${jobs.get(f) ?? "TODO: its one job"} | ${deps} |`;
+  });
+  const generated = `\n| folder | its one job | imports (folders) |\n|---|---|---|\n${rows.join("\n")}\n`;
+  if (process.argv.includes("--write-map")) {
+    writeFileSync(MAP_FILE, before + START + generated + END + after);
+    process.stdout.write(`${MAP_FILE}: folder map written (${rows.length} folders)\n`);
+  } else if (generated !== table) {
+    problems.push(`${MAP_FILE}: the folder map does not match the imports (run npm run lint:deps -- --write-map, then check the "one job" column)`);
+  }
+  for (const f of folders) if (!jobs.has(f) && !process.argv.includes("--write-map")) problems.push(`${MAP_FILE}: folder ${f}/ has no line in the folder map`);
 }
 
 for (const a of ALLOWED) if (!used.has(a)) process.stderr.write(`note: allowlist entry no longer needed, remove it: ${a.edge ?? a.cycle} (${a.owner})\n`);

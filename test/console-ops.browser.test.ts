@@ -25,6 +25,7 @@ describe("console operations pages in Chromium", () => {
   let page: Page;
   let writerAgent: string;
   let spinning: string;
+  let failerTrigger: string;
   const failed: string[] = [];
   const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 
@@ -41,6 +42,7 @@ describe("console operations pages in Chromium", () => {
     writerAgent = await newAgent(app.url, admin, { name: "Writer" });
     const writer = await newTrigger(app.url, admin, writerAgent);
     const failer = await newTrigger(app.url, admin, await newAgent(app.url, admin, { name: "Failer", script: `export default async function run(input) { throw new Error("bad order " + input.n); }` }));
+    failerTrigger = failer.id;
     const spinner = await newTrigger(app.url, admin, await newAgent(app.url, admin, { name: "Spinner", script: `export default async function run() { for (;;) {} }` }));
     for (let n = 0; n < 3; n++) await waitForJob(app.url, admin, (await postWebhook(app.url, writer, { n })).body.job_id);
     for (let n = 0; n < 2; n++) {
@@ -110,6 +112,15 @@ describe("console operations pages in Chromium", () => {
     const replayed = await waitForJob(app.url, admin, replayId);
     expect(replayed).toMatchObject({ status: "FAILED", error: expect.stringContaining("bad order 0") });
     await page.locator(`[data-job="${replayId}"]`).getByText("(replay)").waitFor();
+  });
+
+  it("a trigger's runs page by page from its log panel", async () => {
+    await page.goto(`${app.url}/#/triggers/${failerTrigger}`);
+    await page.getByRole("link", { name: "All runs, a page at a time" }).click();
+    await page.getByRole("heading", { name: "Runs of a trigger" }).waitFor();
+    const expected = (await must(app.url, admin, `query($t: ID!) { jobs(filter: { triggerId: $t }) { edges { node { id } } } }`, { t: failerTrigger })).jobs.edges;
+    await page.locator(`[data-job="${expected[0].node.id}"]`).waitFor();
+    expect(await page.locator("[data-testid=jobs] tbody tr").count()).toBe(expected.length);
   });
 
   it("a job's page shows its audit: payload, result and the model calls it made", async () => {

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { buildGraphQLSchema, printSchemaFile } from "../src/graphql/schema.js";
+import { buildGraphQLSchema, printSchemaFile } from "../src/app/schema.js";
 
 describe("schema.graphql", () => {
   it("is generated from the resolvers and committed fresh (npm run schema:write)", async () => {

@@ -1,5 +1,6 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, proxyActivities, proxyLocalActivities } from "@temporalio/workflow";
 import type { JobActivities } from "../src/jobs/activities.js";
+import { NON_RETRYABLE_TYPES, type RunTimeouts } from "./contract.js";
 
 // Deterministic only: every side effect is an activity.
 
@@ -12,17 +13,20 @@ const bookkeeping = proxyLocalActivities<JobActivities>({
   retry: { initialInterval: "500 milliseconds", backoffCoefficient: 2, maximumInterval: "30 seconds", maximumAttempts: 50 },
 });
 
-const execution = proxyActivities<JobActivities>({
-  startToCloseTimeout: "15 minutes",
-  heartbeatTimeout: "5 seconds",
-  retry: {
-    initialInterval: "1 second",
-    backoffCoefficient: 2,
-    maximumInterval: "1 minute",
-    maximumAttempts: 5,
-    nonRetryableErrorTypes: ["ScriptError", "ValidationError", "InsufficientBalance", "JobGone"],
-  },
-});
+/** The execution activity, with the timeouts `beginRun` derived from configuration and the agent's limits. */
+function execution(timeouts: RunTimeouts) {
+  return proxyActivities<JobActivities>({
+    startToCloseTimeout: timeouts.executionTimeoutMs,
+    heartbeatTimeout: timeouts.heartbeatTimeoutMs,
+    retry: {
+      initialInterval: "1 second",
+      backoffCoefficient: 2,
+      maximumInterval: "1 minute",
+      maximumAttempts: 5,
+      nonRetryableErrorTypes: NON_RETRYABLE_TYPES,
+    },
+  });
+}
 
 function humanMessage(err: unknown): string {
   let e: unknown = err;
@@ -34,8 +38,9 @@ function humanMessage(err: unknown): string {
 /** workflow id = job id. queued → running → done | failed. */
 export async function agentRun(jobId: string): Promise<void> {
   try {
-    await bookkeeping.markJobRunning(jobId);
-    await execution.executeAgentRun(jobId);
+    // No timeout is written here: beginRun returns them (recorded in history, so replay-safe).
+    const timeouts = await bookkeeping.beginRun(jobId);
+    await execution(timeouts).executeAgentRun(jobId);
   } catch (err) {
     if (isCancellation(err)) {
       // cancelJob: the job is already failed("cancelled"); this only makes sure, then ends the

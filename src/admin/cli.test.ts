@@ -1,4 +1,7 @@
 import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
@@ -85,6 +88,36 @@ describe("admin CLI", () => {
       expect(r.code, args.join(" ")).not.toBe(0);
       expect(r.stdout, args.join(" ")).toBe("");
       expect(r.stderr, args.join(" ")).toMatch(message);
+    }
+  });
+
+  it("import-script sends a module file through the API as the account's admin; errors name the file, line and column", async () => {
+    const created = JSON.parse((await admin(["create-account", "--name", "scripts", "--json"], env)).stdout) as { adminToken: string };
+    const app: TestApp = await startTestApp({ databaseUrl: db.url });
+    const dir = mkdtempSync(join(tmpdir(), "agw-import-"));
+    try {
+      const agent = await gql(app.url, created.adminToken, `mutation { createAgent(input: { name: "imp" }) { id } }`);
+      const id = agent.data!.createAgent.id as string;
+      const bad = join(dir, "bad.js");
+      writeFileSync(bad, "export default async function run(input) {\n  return input +;\n}\n");
+      const r1 = await admin(["import-script", "--agent", id, "--file", bad, "--token", created.adminToken, "--url", app.url], env);
+      expect(r1.code).toBe(1);
+      expect(r1.stderr).toMatch(/bad\.js: script: SyntaxError.*\(line 2, column \d+\)/);
+      const good = join(dir, "good.js");
+      writeFileSync(good, "export default async function run(input) {\n  return { echo: input };\n}\n");
+      const r2 = await admin(["import-script", "--agent", id, "--file", good, "--token", created.adminToken, "--url", app.url, "--json"], env);
+      expect(r2.code).toBe(0);
+      expect(JSON.parse(r2.stdout)).toEqual({ agentId: id, bytes: 71 });
+      const after = await gql(app.url, created.adminToken, `query($id: ID!) { agent(id: $id) { kind script } }`, { id });
+      expect(after.data!.agent).toEqual({ kind: "AUTOMATION", script: "export default async function run(input) {\n  return { echo: input };\n}\n" });
+      // Another account's admin token cannot import into this agent.
+      const other = JSON.parse((await admin(["create-account", "--name", "other", "--json"], env)).stdout) as { adminToken: string };
+      const r3 = await admin(["import-script", "--agent", id, "--file", good, "--token", other.adminToken, "--url", app.url], env);
+      expect(r3.code).toBe(1);
+      expect(r3.stderr).toMatch(/not found/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await app.close();
     }
   });
 });

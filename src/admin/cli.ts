@@ -1,4 +1,5 @@
 import "reflect-metadata";
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { resolve, join } from "node:path";
 import pg from "pg";
@@ -22,6 +23,9 @@ Commands:
   create-account --name NAME [--balance USD]   create an account and its first admin token
   top-up --account ID --amount USD             add to an account's balance
   create-admin-token --account ID              issue another admin token for an account
+  import-script --agent ID --file PATH --token ADMIN_TOKEN [--url API_URL]
+                                               replace an agent's script with a module file, through
+                                               the API as the account's admin (errors name line and column)
 
 Options:
   --json    print one JSON object on stdout and nothing else
@@ -111,6 +115,10 @@ async function run(argv: string[]): Promise<{ json: Record<string, unknown>; tex
       balance: { type: "string" },
       account: { type: "string" },
       amount: { type: "string" },
+      agent: { type: "string" },
+      file: { type: "string" },
+      token: { type: "string" },
+      url: { type: "string" },
       json: { type: "boolean", default: false },
     },
     strict: true,
@@ -148,6 +156,9 @@ async function run(argv: string[]): Promise<{ json: Record<string, unknown>; tex
       };
       break;
     }
+    case "import-script":
+      // An account admin's command: it goes through the API (auth, validation), not the database.
+      return importScript(required(values, "agent"), required(values, "file"), required(values, "token"), values.url);
     default:
       throw new UsageError(`Unknown command "${command}"`);
   }
@@ -157,6 +168,33 @@ async function run(argv: string[]): Promise<{ json: Record<string, unknown>; tex
   } finally {
     await db.close();
   }
+}
+
+async function importScript(agentId: string, file: string, token: string, url: string | undefined): Promise<{ json: Record<string, unknown>; text: string }> {
+  let source: string;
+  try {
+    source = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new UsageError(`cannot read --file ${file}: ${(err as Error).message}`);
+  }
+  const info = readRuntimeInfo(resolve(process.env.DATA_DIR || "./.data"));
+  const apiUrl = (url ?? (info && isAlive(info.pid) ? info.apiUrl : "http://127.0.0.1:3000")).replace(/\/+$/, "");
+  const res = await fetch(`${apiUrl}/graphql`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    body: JSON.stringify({
+      query: "mutation($id: ID!, $source: String!) { importAgentScript(agentId: $id, source: $source) { id name kind } }",
+      variables: { id: agentId, source },
+    }),
+  }).catch((err: Error) => {
+    throw new AppError("service_unavailable", `cannot reach ${apiUrl}: ${err.message}`);
+  });
+  const body = (await res.json().catch(() => ({}))) as { data?: { importAgentScript?: { id: string; name: string } }; errors?: { message: string }[] };
+  if (body.errors?.length || !body.data?.importAgentScript) {
+    throw new AppError("validation_failed", `${file}: ${body.errors?.map((e) => e.message).join("; ") ?? `HTTP ${res.status}`}`);
+  }
+  const agent = body.data.importAgentScript;
+  return { json: { agentId: agent.id, bytes: Buffer.byteLength(source) }, text: `Imported ${file} (${Buffer.byteLength(source)} bytes) as the script of agent ${agent.id} (${agent.name}).` };
 }
 
 const argv = process.argv.slice(2);

@@ -2,7 +2,9 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { AppError } from "../errors/app-error.js";
 import { Account, Agent, type IAgent } from "../db/schema.js";
 import { newId } from "../infra/ids.js";
-import { DEFAULT_MODEL, SUPPORTED_MODELS, isSupportedModel } from "../providers/models.js";
+import { validatePatterns } from "../egress/allowlist.js";
+import { DEFAULT_MODEL, SUPPORTED_MODELS, isSupportedModel } from "../config/models.js";
+import type { ScriptValidator } from "../runtime/runtime.js";
 
 export interface AgentFields {
   name?: string;
@@ -10,13 +12,11 @@ export interface AgentFields {
   defaultModel?: string | null;
   allowedModels?: string[] | null;
   script?: string | null;
+  cpuTimeLimitMs?: number | null;
+  wallTimeLimitMs?: number | null;
 }
 
-/** Hook for script validation (syntax check in the sandbox); set by the sandbox module. */
-export type ScriptValidator = (source: string) => Promise<void>;
-
 const MAX_INSTRUCTIONS = 100_000;
-const MAX_SCRIPT = 256 * 1024;
 
 function checkModel(model: string, param: string): void {
   if (!isSupportedModel(model)) {
@@ -32,8 +32,10 @@ function validate(fields: AgentFields, current?: IAgent): void {
   if (fields.instructions != null && fields.instructions.length > MAX_INSTRUCTIONS) {
     throw new AppError("validation_failed", `instructions must be at most ${MAX_INSTRUCTIONS} characters`, { param: "instructions" });
   }
-  if (fields.script != null && fields.script.length > MAX_SCRIPT) {
-    throw new AppError("validation_failed", `script must be at most ${MAX_SCRIPT} bytes`, { param: "script" });
+  // The script's size limit (SCRIPT_MAX_BYTES) is checked by the validator, which has the configuration.
+  for (const param of ["cpuTimeLimitMs", "wallTimeLimitMs"] as const) {
+    const v = fields[param];
+    if (v != null && (!Number.isInteger(v) || v < 10)) throw new AppError("validation_failed", `${param} must be a whole number of milliseconds, at least 10 (null: the operator's default)`, { param });
   }
   if (fields.defaultModel != null) checkModel(fields.defaultModel, "defaultModel");
   if (fields.allowedModels != null) {
@@ -73,6 +75,8 @@ export async function createAgent(em: EntityManager, accountId: string, fields: 
     defaultModel: fields.defaultModel ?? DEFAULT_MODEL,
     allowedModels: fields.allowedModels ?? null,
     script: fields.script?.trim() ? fields.script : null,
+    cpuTimeLimitMs: fields.cpuTimeLimitMs ?? null,
+    wallTimeLimitMs: fields.wallTimeLimitMs ?? null,
   });
   await em.flush();
   return agent;
@@ -87,6 +91,16 @@ export async function updateAgent(em: EntityManager, accountId: string, id: stri
   if (fields.defaultModel != null) agent.defaultModel = fields.defaultModel;
   if (fields.allowedModels !== undefined) agent.allowedModels = fields.allowedModels;
   if (fields.script !== undefined) agent.script = fields.script?.trim() ? fields.script : null;
+  if (fields.cpuTimeLimitMs !== undefined) agent.cpuTimeLimitMs = fields.cpuTimeLimitMs;
+  if (fields.wallTimeLimitMs !== undefined) agent.wallTimeLimitMs = fields.wallTimeLimitMs;
+  await em.flush();
+  return agent;
+}
+
+/** Replaces the hosts `ctx.fetch` may reach (validated patterns; an empty list blocks all egress). */
+export async function setAgentEgress(em: EntityManager, accountId: string, id: string, allow: string[]): Promise<IAgent> {
+  const agent = await requireAgent(em, accountId, id);
+  agent.egressAllow = validatePatterns(allow);
   await em.flush();
   return agent;
 }

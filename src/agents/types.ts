@@ -1,4 +1,4 @@
-import { Field, ID, InputType, ObjectType, registerEnumType } from "type-graphql";
+import { Field, ID, InputType, Int, ObjectType, registerEnumType } from "type-graphql";
 import type { IAgent } from "../db/schema.js";
 
 export enum AgentKind {
@@ -17,6 +17,11 @@ export class AgentType {
   allowedModels!: string[] | null;
   @Field(() => AgentKind) kind!: AgentKind;
   @Field(() => String, { nullable: true, description: "JavaScript: export default async function run(input, ctx)" }) script!: string | null;
+  @Field(() => [String], { description: "Hosts ctx.fetch may reach (api.example.com, *.example.com); set with setAgentEgress" }) egressAllow!: string[];
+  @Field(() => Int, { nullable: true, description: "CPU time of one run in ms; null: the operator's default. Capped by SCRIPT_CPU_TIME_MS" })
+  cpuTimeLimitMs!: number | null;
+  @Field(() => Int, { nullable: true, description: "Wall time of one run attempt in ms; null: the operator's default. Capped by SCRIPT_WALL_TIME_MS" })
+  wallTimeLimitMs!: number | null;
   @Field(() => Date) createdAt!: Date;
   @Field(() => Date) updatedAt!: Date;
 
@@ -29,14 +34,24 @@ export class AgentType {
       allowedModels: agent.allowedModels ?? null,
       kind: agent.script ? AgentKind.AUTOMATION : AgentKind.CHAT,
       script: agent.script ?? null,
+      egressAllow: agent.egressAllow ?? [],
+      cpuTimeLimitMs: agent.cpuTimeLimitMs ?? null,
+      wallTimeLimitMs: agent.wallTimeLimitMs ?? null,
       createdAt: agent.createdAt,
       updatedAt: agent.updatedAt,
     });
   }
 }
 
+/** Run limits an agent may set for itself, below the operator's maximum (null: the default). */
+@InputType("AgentRunLimitsInput")
+abstract class AgentRunLimitsInput {
+  @Field(() => Int, { nullable: true, description: "CPU time of one run in ms (at most SCRIPT_CPU_TIME_MS)" }) cpuTimeLimitMs?: number | null;
+  @Field(() => Int, { nullable: true, description: "Wall time of one run attempt in ms (at most SCRIPT_WALL_TIME_MS)" }) wallTimeLimitMs?: number | null;
+}
+
 @InputType("CreateAgentInput")
-export class CreateAgentInput {
+export class CreateAgentInput extends AgentRunLimitsInput {
   @Field(() => String) name!: string;
   @Field(() => String, { nullable: true }) instructions?: string | null;
   @Field(() => String, { nullable: true, description: "Defaults to provider_a/model-2.5-flash" }) defaultModel?: string | null;
@@ -45,7 +60,7 @@ export class CreateAgentInput {
 }
 
 @InputType("UpdateAgentInput", { description: "Omitted fields stay as they are; null clears script and allowedModels" })
-export class UpdateAgentInput {
+export class UpdateAgentInput extends AgentRunLimitsInput {
   @Field(() => String, { nullable: true }) name?: string;
   @Field(() => String, { nullable: true }) instructions?: string | null;
   @Field(() => String, { nullable: true }) defaultModel?: string | null;

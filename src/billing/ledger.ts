@@ -75,6 +75,22 @@ const CHARGE = statement(
      select 1`,
 );
 
+/** The whole amount of a hold that nothing settled yet (no release or charge with its reference). */
+const RELEASE_UNSETTLED = statement(
+  "billing-release-unsettled-hold",
+  (p) => `with h as (select -${L.amountMicros} as amount from ${L.table}
+                   where ${L.account} = ${p("accountId")} and ${L.reference} = ${p("reference")} and ${L.kind} = 'hold'
+                     and not exists (select 1 from ${L.table} where ${L.account} = ${p("accountId")} and ${L.reference} = ${p("reference")} and ${L.kind} in ('hold_release', 'charge'))),
+          a as (update ${A.table} set ${A.balanceMicros} = ${A.balanceMicros} + (select amount from h) where ${A.id} = ${p("accountId")} and exists (select 1 from h) returning ${A.id})
+     insert into ${L.table} (${L.account}, ${L.amountMicros}, ${L.kind}, ${L.reference}, ${L.createdAt})
+     select ${p("accountId")}, (select amount from h), 'hold_release', ${p("reference")}, now() from a`,
+);
+
+/** Hands back a hold whose call died with its process (nothing was produced or billed); false when already settled. */
+export async function releaseUnsettledHold(pool: pg.Pool, accountId: string, reference: string): Promise<boolean> {
+  return ((await pool.query(RELEASE_UNSETTLED.with({ accountId, reference }))).rowCount ?? 0) > 0;
+}
+
 /** Reserves `hold` if the balance covers it (and `keyId`, when given, still exists); false when it did not. */
 export async function placeHold(pool: pg.Pool | pg.PoolClient, accountId: string, hold: number, reference: string, tags: CallTags): Promise<boolean> {
   const { rows } = await pool.query<{ ok: boolean }>(PLACE_HOLD.with({ accountId, hold, reference, ...tags }));

@@ -15,7 +15,7 @@ import {
   type ToolCall,
   type ToolCallDelta,
 } from "../providers/index.js";
-import { SUPPORTED_MODELS, isSupportedModel } from "../providers/models.js";
+import { SUPPORTED_MODELS, isSupportedModel } from "../config/models.js";
 import { finishTurn, leaseThread, releaseLease, renewLease } from "../threads/store.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { AgentInfo } from "../agents/agent-info.js";
@@ -261,6 +261,7 @@ export async function runChatTurn(
     maxTokens?: number;
     run?: { jobId: string; triggerId: string | null };
   },
+  hooks: Pick<TurnHooks, "onStart"> = {},
 ): Promise<{
   threadId: string;
   content: string;
@@ -272,6 +273,6 @@ export async function runChatTurn(
   // The same validation as the chat API (one set of rules for every caller).
   const parsed = parseChatRequest({ messages: req.messages, max_tokens: req.maxTokens, thread_id: req.threadId });
   const agent = await loadAgent(runtime, req.accountId, req.agentId);
-  const r = await executeTurn(runtime, { agent, threadId: req.threadId, model: req.model, messages: parsed.messages, maxTokens: parsed.maxTokens, run: req.run });
+  const r = await executeTurn(runtime, { agent, threadId: req.threadId, model: req.model, messages: parsed.messages, maxTokens: parsed.maxTokens, run: req.run }, hooks);
   return { threadId: r.threadId, content: r.content, model: r.model, usage: r.usage, costMicros: r.costMicros, finishReason: r.finishReason };
 }

@@ -1,5 +1,6 @@
 import express from "express";
 import { AppError } from "../errors/app-error.js";
+import { unavailableError } from "../errors/unavailable.js";
 import { randomBase62 } from "../infra/ids.js";
 import type { KeyAuthenticator } from "../keys/auth.js";
 import { checkModelOptions } from "../providers/index.js";
@@ -105,7 +106,7 @@ export function responsesRouter(runtime: Runtime, admit: Admission, keys: KeyAut
     } catch (err) {
       if (sse.abort.signal.aborted) return;
       if (!sse.opened) throw err;
-      const e = err instanceof AppError ? err : new AppError("upstream_error", "The upstream stream failed");
+      const e = err instanceof AppError ? err : (unavailableError(err) ?? new AppError("upstream_error", "The upstream stream failed"));
       events.event("error", { code: e.code, message: e.message, param: e.param ?? null });
       events.event("response.failed", { response: { ...responseObject(shell), status: "failed", error: { code: e.code, message: e.message } } });
       sse.end("");

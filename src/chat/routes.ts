@@ -1,9 +1,10 @@
 import express, { type ErrorRequestHandler } from "express";
 import { AppError } from "../errors/app-error.js";
+import { unavailableError } from "../errors/unavailable.js";
 import { errorBody } from "../errors/http.js";
 import { KeyAuthenticator } from "../keys/auth.js";
 import { checkModelOptions, type ToolCall } from "../providers/index.js";
-import { SUPPORTED_MODELS } from "../providers/models.js";
+import { SUPPORTED_MODELS } from "../config/models.js";
 import type { RouteModule } from "../http/server.js";
 import { chooseModel, executeTurn } from "./engine.js";
 import { admission } from "./admission.js";
@@ -146,7 +147,7 @@ export const chatRoutes: RouteModule = (runtime) => {
         if (sse.abort.signal.aborted) return; // the client left; nothing to answer
         if (!sse.opened) throw err;
         // Mid-stream failure: the status is already 200; tell the client in-band, as OpenAI does.
-        const appError = err instanceof AppError ? err : new AppError("upstream_error", "The upstream stream failed");
+        const appError = err instanceof AppError ? err : (unavailableError(err) ?? new AppError("upstream_error", "The upstream stream failed"));
         sse.end(sseData(errorBody(appError, true)));
       }
     },

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { SUPPORTED_MODELS } from "../providers/models.js";
+import { SUPPORTED_MODELS } from "./models.js";
 
 /**
  * The one place the environment is read and validated. Every process (API, worker, dev launcher,
@@ -118,9 +118,27 @@ const envSchema = z.object({
   UPSTREAM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   DEFAULT_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(1).max(1_000_000).default(4096),
   CHAT_MAX_IMAGE_BYTES: z.coerce.number().int().min(1024).max(20 * 1024 * 1024).default(2 * 1024 * 1024),
-  SCRIPT_TIMEOUT_MS: z.coerce.number().int().min(10).max(3_600_000).default(30_000),
+  /** Operator maximum (and default) of a run's CPU time: time the script itself computes. */
+  SCRIPT_CPU_TIME_MS: z.coerce.number().int().min(10).max(3_600_000).default(30_000),
+  /** Operator maximum (and default) of a run attempt's wall time, awaits included; the workflow's timeouts derive from it. */
+  SCRIPT_WALL_TIME_MS: z.coerce.number().int().min(100).max(3_600_000).default(900_000),
   SCRIPT_MEMORY_MB: z.coerce.number().int().min(8).max(1024).default(64),
+  /** Journaled calls (ctx.chat, ctx.fetch, ctx.step) per run. */
   SCRIPT_MAX_HOST_CALLS: z.coerce.number().int().min(0).max(10_000).default(100),
+  SCRIPT_MAX_RESULT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  SCRIPT_MAX_LOG_LINES: z.coerce.number().int().min(0).max(100_000).default(1000),
+  SCRIPT_MAX_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(1024 * 1024),
+  /** Dev and tests only: let ctx.fetch reach loopback/private addresses. */
+  EGRESS_ALLOW_PRIVATE: bool.optional(),
+  /** Addresses or CIDRs exempt from the private-range refusal (an internal API the operator trusts; tests). */
+  EGRESS_ALLOW_ADDRESSES: z.string().trim().optional(),
+  /** `{"api.test":"127.0.0.2"}`: fixed answers instead of DNS (like curl --resolve), for tests and dev. */
+  EGRESS_RESOLVE: jsonRecord(z.string().min(1), '{"api.test":"127.0.0.2"}').optional(),
+  /** PEM file of extra CAs ctx.fetch trusts (a test or internal CA), on top of the system roots. */
+  EGRESS_CA_FILE: z.string().trim().min(1).optional(),
+  EGRESS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  EGRESS_MAX_RESPONSE_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  EGRESS_MAX_REDIRECTS: z.coerce.number().int().min(0).max(20).default(5),
   SANDBOX_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(2),
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
   WORKER_METRICS_PORT: port.optional(),
@@ -177,7 +195,31 @@ export interface Config {
   };
   modelPrices: Record<string, { input: string | number; output: string | number }>;
   defaultRateLimitPerMinute: number;
-  sandbox: { timeoutMs: number; memoryMb: number; maxHostCalls: number; poolSize: number };
+  /** Run limits, the one source for the sandbox and the workflow's timeouts (per agent within these maxima). */
+  sandbox: {
+    /** CPU time the script itself may use (the sandbox thread's CPU, not time spent awaiting). */
+    cpuTimeMs: number;
+    /** Wall time of one run, awaits included. */
+    wallTimeMs: number;
+    memoryMb: number;
+    /** ctx.chat, ctx.fetch and ctx.step calls per run. */
+    maxHostCalls: number;
+    /** ctx.log lines delivered to `onLog` (one more is delivered so the host can mark truncation). */
+    maxLogLines: number;
+    /** Size of the JSON result. */
+    maxResultBytes: number;
+    maxScriptBytes: number;
+    poolSize: number;
+  };
+  egress: {
+    allowPrivate: boolean;
+    allowAddresses: string[];
+    resolve: Record<string, string>;
+    caFile: string | undefined;
+    timeoutMs: number;
+    maxResponseBytes: number;
+    maxRedirects: number;
+  };
   logLevel: (typeof LOG_LEVELS)[number];
   graphqlMaxCost: number;
   /** How stale the API's active-job gauges may be: /metrics queries them at most this often. */
@@ -234,6 +276,7 @@ export function loadConfig(
     if (!env.PUBLIC_BASE_URL) problems.push("PUBLIC_BASE_URL: required when NODE_ENV=production");
     // Webhook URLs are HTTPS only (spec 5.2.6): an http:// base would hand out URLs that get 403.
     else if (new URL(env.PUBLIC_BASE_URL).protocol !== "https:") problems.push("PUBLIC_BASE_URL: must be an https:// URL when NODE_ENV=production");
+    if (env.EGRESS_ALLOW_PRIVATE) problems.push("EGRESS_ALLOW_PRIVATE: for development and tests only; use EGRESS_ALLOW_ADDRESSES for an internal API");
     // No built-in simulator in production: each provider needs its key unless every one of its
     // models is routed to an OpenAI-compatible upstream.
     for (const [provider, key] of [["provider_a", env.PROVIDER_A_API_KEY], ["provider_b", env.PROVIDER_B_API_KEY]] as const) {
@@ -293,10 +336,24 @@ export function loadConfig(
     modelPrices: env.MODEL_PRICES ?? {},
     defaultRateLimitPerMinute: env.DEFAULT_RATE_LIMIT_PER_MINUTE,
     sandbox: {
-      timeoutMs: env.SCRIPT_TIMEOUT_MS,
+      cpuTimeMs: env.SCRIPT_CPU_TIME_MS,
+      wallTimeMs: env.SCRIPT_WALL_TIME_MS,
       memoryMb: env.SCRIPT_MEMORY_MB,
       maxHostCalls: env.SCRIPT_MAX_HOST_CALLS,
+      maxLogLines: env.SCRIPT_MAX_LOG_LINES,
+      maxResultBytes: env.SCRIPT_MAX_RESULT_BYTES,
+      maxScriptBytes: env.SCRIPT_MAX_BYTES,
       poolSize: env.SANDBOX_POOL_SIZE,
+    },
+    egress: {
+      // Refused in production above; npm start opts in on loopback and says so in its banner.
+      allowPrivate: env.EGRESS_ALLOW_PRIVATE ?? false,
+      allowAddresses: (env.EGRESS_ALLOW_ADDRESSES ?? "").split(",").map((a) => a.trim()).filter(Boolean),
+      resolve: env.EGRESS_RESOLVE ?? {},
+      caFile: env.EGRESS_CA_FILE,
+      timeoutMs: env.EGRESS_TIMEOUT_MS,
+      maxResponseBytes: env.EGRESS_MAX_RESPONSE_BYTES,
+      maxRedirects: env.EGRESS_MAX_REDIRECTS,
     },
     logLevel: env.LOG_LEVEL,
     graphqlMaxCost: env.GRAPHQL_MAX_COST,

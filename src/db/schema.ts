@@ -54,6 +54,11 @@ export const Agent = defineEntity({
     defaultModel: p.string().length(100),
     allowedModels: p.json<string[]>().nullable(),
     script: p.text().nullable(),
+    /** Host patterns `ctx.fetch` may reach (`api.example.com`, `*.example.com`); empty: none. */
+    egressAllow: p.json<string[]>().nullable(),
+    /** Per-agent run limits; null means the operator's default (always capped by its maximum). */
+    cpuTimeLimitMs: p.integer().nullable(),
+    wallTimeLimitMs: p.integer().nullable(),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
     updatedAt: p.datetime().onCreate(now).onUpdate(now),
   },
@@ -67,6 +72,21 @@ const agentOwned = () => ({
   account: () => p.manyToOne(Account).deleteRule("cascade").index(),
   agent: () => p.manyToOne(Agent).deleteRule("cascade").index(),
 });
+
+/** `ctx.secrets.NAME` of an automation agent: sealed like trigger secrets, never returned by any API. */
+export const AgentSecret = defineEntity({
+  name: "AgentSecret",
+  tableName: "agent_secrets",
+  properties: {
+    agent: () => p.manyToOne(Agent).deleteRule("cascade").primary(),
+    name: p.string().length(100).primary(),
+    sealedValue: p.text(),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+    updatedAt: p.datetime().onCreate(now).onUpdate(now),
+  },
+  primaryKeys: ["agent", "name"],
+});
+export type IAgentSecret = InferEntity<typeof AgentSecret>;
 
 export const ApiKey = defineEntity({
   name: "ApiKey",
@@ -204,6 +224,34 @@ export const Job = defineEntity({
 });
 export type IJob = InferEntity<typeof Job>;
 
+/**
+ * The run journal (DESIGN §13): one row per journaled step of a job (`ctx.step`, every
+ * `ctx.chat` and `ctx.fetch`). A retried or resumed run returns a `done` step's result instead of
+ * executing it again; a `started` row is a step cut in flight, executed again.
+ */
+export const JobStep = defineEntity({
+  name: "JobStep",
+  tableName: "job_steps",
+  properties: {
+    job: () => p.manyToOne(Job).deleteRule("cascade").primary(),
+    /** `<seq>:<kind>[:<name>]`, the call's position in the run: the same on every attempt. */
+    key: p.string().length(200).primary(),
+    kind: p.string().length(20),
+    status: p.string().length(20),
+    result: p.json<unknown>().nullable(),
+    /** What this step actually paid (model calls); the job's cost is the sum over its steps. */
+    costMicros: p.bigint("number").default(0),
+    /** How many times the step was started (more than 1: cut in flight by a crash). */
+    executions: p.integer().default(1),
+    /** Where the run's journaled counter stood after the step, so a replayed step skips what ran inside it. */
+    seqAfter: p.integer().nullable(),
+    startedAt: p.datetime().onCreate(now).defaultRaw("now()"),
+    finishedAt: p.datetime().nullable(),
+  },
+  primaryKeys: ["job", "key"],
+});
+export type IJobStep = InferEntity<typeof JobStep>;
+
 export const IdempotencyRecord = defineEntity({
   name: "IdempotencyRecord",
   tableName: "idempotency_records",
@@ -294,6 +342,7 @@ export const entities = [
   Account,
   AdminToken,
   Agent,
+  AgentSecret,
   ApiKey,
   Thread,
   Message,
@@ -301,6 +350,7 @@ export const entities = [
   Trigger,
   TriggerSecret,
   Job,
+  JobStep,
   IdempotencyRecord,
   AuditEntry,
   LedgerEntry,

@@ -4,12 +4,12 @@ import { join, resolve } from "node:path";
 import { loadConfig, ConfigError, type Config } from "../config/config.js";
 import { loadOrCreateDevSecrets } from "../config/dev-secrets.js";
 import { migrate } from "../db/orm.js";
-import { startApi, type ApiServer } from "../http/server.js";
-import { apiRoutes } from "../http/routes.js";
+import type { ApiServer } from "../http/server.js";
+import { createApp } from "../app/app.js";
 import { createLogger } from "../infra/logger.js";
 import { createRuntime, type Runtime } from "../runtime/runtime.js";
-import { startWorker, type RunningWorker } from "../temporal/worker.js";
-import { onShutdown, shutdownOnUnexpectedErrors } from "../entry/shutdown.js";
+import type { RunningWorker } from "../temporal/worker.js";
+import { onShutdown, shutdownOnUnexpectedErrors } from "../infra/shutdown.js";
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "./embedded-postgres.js";
 import { startTemporalDevServer, type TemporalDevServerHandle } from "./temporal-dev-server.js";
 import { providersMode } from "../providers/routing.js";
@@ -88,6 +88,7 @@ function banner(config: Config, apiUrl: string): string {
     `  Operator token  ${config.operatorToken}`,
     `  Models       ${providers.mode === "live" ? "live upstreams" : `BUILT-IN SIMULATOR for ${providers.simulated.join(", ")}: answers are canned, not from a model`}`,
     ...(providers.mode === "live" ? [] : [`               set ${providers.simulated.map((s) => `${s.toUpperCase()}_API_KEY`).join(" / ")} for real answers`]),
+    ...(config.egress.allowPrivate ? ["  Egress       EGRESS_ALLOW_PRIVATE=true: scripts' ctx.fetch may reach loopback/private addresses (dev only)"] : []),
     "",
     "  Create an account and its admin token:",
     "    npm run admin -- create-account --name acme --balance 10",
@@ -126,8 +127,12 @@ async function main(): Promise<void> {
   temporalServer?.exited.then((code) => shutdown(`the Temporal dev server exited unexpectedly (code ${code})`, 1));
   if (postgres) await postgres.ensureDatabase("agent_gateway");
 
+  // On loopback, scripts may ctx.fetch local test servers unless the env says otherwise (banner says so).
+  const host = process.env.HOST || "127.0.0.1";
+  const loopback = host === "127.0.0.1" || host === "localhost" || host === "::1";
+  const egressDefault = loopback && process.env.EGRESS_ALLOW_PRIVATE === undefined ? { EGRESS_ALLOW_PRIVATE: "true" } : {};
   const config = loadConfig(
-    { ...process.env, DATA_DIR: dataDir },
+    { ...process.env, ...egressDefault, DATA_DIR: dataDir },
     {
       databaseUrl: postgres?.urlFor("agent_gateway"),
       temporalAddress: temporalServer?.address,
@@ -143,7 +148,9 @@ async function main(): Promise<void> {
   runtime.starting = "the worker and runtime.json are not ready yet";
   const applied = await migrate(runtime.orm);
   if (applied.length) say(`applied ${applied.length} migration(s): ${applied.join(", ")}`);
-  [api, worker] = await Promise.all([startApi(runtime, { routes: apiRoutes }), startWorker(runtime)]);
+  const app = await createApp(runtime, { api: true, worker: true });
+  api = app.api!;
+  worker = app.worker!;
   worker.done.then(
     () => shutdown("the worker stopped", 1),
     (err) => shutdown(`the worker failed: ${(err as Error).message}`, 1),

@@ -68,5 +68,3 @@ export class AppError extends Error {
     return ERROR_CATALOGUE[this.code].graphql;
   }
 }
-
-export const notFound = (what: string) => new AppError("not_found", `${what} not found`);

@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from "express";
 import { AppError } from "./app-error.js";
 import { unavailableError } from "./unavailable.js";
+import { unstorableTextError } from "./unstorable.js";
 
 /** OpenAI's error `type` for each status, so official SDKs raise the matching typed error. */
 function openAiType(err: AppError): string {
@@ -60,8 +61,8 @@ export function errorHandler(log: { error: (obj: object, msg: string) => void })
   return (err, req, res, _next) => {
     const appError = fromMiddlewareError(err);
     if (appError) return sendError(req, res, appError);
-    const outage = unavailableError(err);
-    if (outage) return sendError(req, res, outage);
+    const known = unstorableTextError(err) ?? unavailableError(err);
+    if (known) return sendError(req, res, known);
     log.error({ err }, "unhandled error");
     sendError(req, res, new AppError("internal_error", "Internal server error"));
   };

@@ -1,10 +1,7 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { GraphQLError } from "graphql";
 import { AppError } from "../errors/app-error.js";
-import { safeEqual } from "../infra/crypto.js";
 import type { Runtime } from "../runtime/runtime.js";
-import { resolveAdminToken } from "../accounts/admin-tokens.js";
-import { bearerToken } from "../http/auth.js";
 
 export type Principal = { kind: "admin"; accountId: string; tokenId: string } | { kind: "operator" };
 
@@ -15,25 +12,30 @@ export interface GraphQLContext {
   em: EntityManager;
 }
 
-function unauthenticated(message: string): GraphQLError {
+/** 401 with a GraphQL error body (`UNAUTHENTICATED`). */
+export function unauthenticated(message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code: "UNAUTHENTICATED", http: { status: 401 } } });
 }
 
 /**
- * Resolves the caller from an Authorization header value (HTTP header or graphql-ws
- * `connectionParams.authorization`). Every GraphQL operation requires a valid token.
+ * Who may call the API and how a revoked credential is noticed; provided by accounts/
+ * (src/accounts/principal.ts) and handed in by the composition root, so this folder stays below
+ * the capabilities that use it.
  */
-export async function resolvePrincipal(runtime: Runtime, authorization: string | undefined): Promise<Principal> {
-  const token = bearerToken(authorization);
-  if (!token) throw unauthenticated("Missing credentials: send Authorization: Bearer <admin token>");
-  if (safeEqual(token, runtime.config.operatorToken)) return { kind: "operator" };
-  const found = token.startsWith("adm_") ? await resolveAdminToken(runtime.pool, token) : undefined;
-  if (!found) throw unauthenticated("Invalid admin token");
-  return { kind: "admin", ...found };
+export interface GraphQLAuth {
+  /**
+   * The caller of an Authorization header value (HTTP header or graphql-ws
+   * `connectionParams.authorization`); throws `unauthenticated`.
+   */
+  resolvePrincipal(authorization: string | undefined): Promise<Principal>;
+  /** Event channel announcing the id of a revoked admin token (open sockets of it are closed). */
+  revokedTokenChannel: string;
+  /** Whether an admin token still exists (checked again before each new socket operation). */
+  tokenExists(tokenId: string): Promise<boolean>;
 }
 
-export async function buildContext(runtime: Runtime, authorization: string | undefined): Promise<GraphQLContext> {
-  const principal = await resolvePrincipal(runtime, authorization);
+export async function buildContext(runtime: Runtime, auth: GraphQLAuth, authorization: string | undefined): Promise<GraphQLContext> {
+  const principal = await auth.resolvePrincipal(authorization);
   return { runtime, principal, em: runtime.orm.em.fork() };
 }
 

@@ -1,6 +1,7 @@
 import type { GraphQLFormattedError } from "graphql";
 import { AppError } from "../errors/app-error.js";
 import { unavailableError } from "../errors/unavailable.js";
+import { unstorableTextError } from "../errors/unstorable.js";
 import type { Logger } from "../infra/logger.js";
 
 interface GraphQLErrorLike {
@@ -18,7 +19,7 @@ export function formatGraphQLError(log: Logger) {
     // then `instanceof GraphQLError` is false for their errors.
     let original: unknown = error;
     while (isGraphQLError(original) && original.originalError) original = original.originalError;
-    original = unavailableError(original) ?? original;
+    original = unstorableTextError(original) ?? unavailableError(original) ?? original;
     if (original instanceof AppError) {
       return {
         message: original.message,

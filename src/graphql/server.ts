@@ -6,13 +6,12 @@ import express, { type Router } from "express";
 import depthLimit from "graphql-depth-limit";
 import { GraphQLError, parse, specifiedRules, validate, type GraphQLSchema, type ValidationRule } from "graphql";
 import { WebSocketServer, type WebSocket } from "ws";
-import { ADMIN_TOKEN_REVOKED, tokenExists } from "../accounts/admin-tokens.js";
 import { useServer } from "graphql-ws/use/ws";
 import { REQUEST_ID_HEADER, requestIdOf } from "../infra/request-id.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { AppError } from "../errors/app-error.js";
 import { jsonTooDeep, MAX_JSON_DEPTH } from "../infra/json.js";
-import { buildContext, type GraphQLContext } from "./context.js";
+import { buildContext, type GraphQLAuth, type GraphQLContext } from "./context.js";
 import { costLimitError } from "./cost.js";
 import { formatGraphQLError } from "./errors.js";
 
@@ -47,7 +46,7 @@ export interface MountedGraphQL {
  * schema, the auth (Bearer admin token; `connectionParams.authorization` on sockets), the depth
  * and cost limits and the error formatting.
  */
-export async function mountGraphQL(runtime: Runtime, schema: GraphQLSchema, httpServer: HttpServer | HttpsServer): Promise<MountedGraphQL> {
+export async function mountGraphQL(runtime: Runtime, schema: GraphQLSchema, httpServer: HttpServer | HttpsServer, auth: GraphQLAuth): Promise<MountedGraphQL> {
   const formatError = formatGraphQLError(runtime.log);
   const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql" });
   // The upgrade answer bypasses Express: it gets its x-request-id here.
@@ -58,15 +57,15 @@ export async function mountGraphQL(runtime: Runtime, schema: GraphQLSchema, http
     for (const socket of socketsByToken.get(tokenId) ?? []) socket.close(TOKEN_REVOKED_CLOSE.code, TOKEN_REVOKED_CLOSE.reason);
     socketsByToken.delete(tokenId);
   };
-  const stopListening = await runtime.events.subscribe(ADMIN_TOKEN_REVOKED, revoked);
+  const stopListening = await runtime.events.subscribe(auth.revokedTokenChannel, revoked);
   const wsCleanup = useServer<{ authorization?: string }, { gql?: GraphQLContext; socket: WebSocket }>(
     {
       schema,
       validate: (s, doc) => validate(s, doc, [...specifiedRules, ...validationRules]),
       onConnect: async (ctx) => {
-        const auth = ctx.connectionParams?.authorization;
+        const authorization = ctx.connectionParams?.authorization;
         try {
-          ctx.extra.gql = await buildContext(runtime, typeof auth === "string" ? auth : undefined);
+          ctx.extra.gql = await buildContext(runtime, auth, typeof authorization === "string" ? authorization : undefined);
           const principal = ctx.extra.gql.principal;
           if (principal.kind === "admin") {
             const set = socketsByToken.get(principal.tokenId) ?? new Set();
@@ -85,7 +84,7 @@ export async function mountGraphQL(runtime: Runtime, schema: GraphQLSchema, http
       onSubscribe: async (ctx, _id, payload) => {
         // Belt and braces for a missed NOTIFY: a new operation on a revoked token's socket closes it.
         const principal = ctx.extra.gql?.principal;
-        if (principal?.kind === "admin" && !(await tokenExists(runtime.pool, principal.tokenId))) {
+        if (principal?.kind === "admin" && !(await auth.tokenExists(principal.tokenId))) {
           ctx.extra.socket.close(TOKEN_REVOKED_CLOSE.code, TOKEN_REVOKED_CLOSE.reason);
           return [new GraphQLError("The admin token was revoked", { extensions: { code: "UNAUTHENTICATED" } })];
         }
@@ -96,7 +95,9 @@ export async function mountGraphQL(runtime: Runtime, schema: GraphQLSchema, http
           return; // graphql-ws reports the syntax error itself
         }
         const tooCostly = costLimitError(schema, runtime.config.graphqlMaxCost, doc, payload.variables ?? undefined, payload.operationName);
-        return tooCostly ? [tooCostly] : undefined;
+        if (!tooCostly) return undefined;
+        const { http: _http, ...extensions } = tooCostly.extensions; // an HTTP status means nothing on a socket
+        return [new GraphQLError(tooCostly.message, { extensions })];
       },
       context: (ctx) => ({ ...ctx.extra.gql!, em: runtime.orm.em.fork() }),
       onError: (_ctx, _id, _payload, errors) =>
@@ -138,7 +139,7 @@ export async function mountGraphQL(runtime: Runtime, schema: GraphQLSchema, http
       },
     }),
     expressMiddleware(apollo, {
-      context: async ({ req }) => buildContext(runtime, req.headers.authorization),
+      context: async ({ req }) => buildContext(runtime, auth, req.headers.authorization),
     }),
   );
   return {

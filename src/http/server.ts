@@ -1,12 +1,13 @@
 import { createServer as createHttpServer, type Server } from "node:http";
+import type { Duplex } from "node:stream";
 import { createServer as createHttpsServer } from "node:https";
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import express, { type Router } from "express";
 import { errorHandler, notFoundHandler } from "../errors/http.js";
-import { buildGraphQLSchema } from "../graphql/schema.js";
+import type { GraphQLSchema } from "graphql";
+import type { GraphQLAuth } from "../graphql/context.js";
 import { mountGraphQL } from "../graphql/server.js";
-import { healthRoutes } from "../health/routes.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { Logger } from "../infra/logger.js";
 import { requestId } from "./request-id.js";
@@ -20,9 +21,29 @@ export interface ApiServer {
 }
 
 /** Capability routers mounted under the API; each capability owns its paths. */
-export type RouteModule = (runtime: Runtime) => Router;
+export type RouteModule = (runtime: Runtime) => Router | MountedRoutes;
 
-export async function startApi(runtime: Runtime, options: { port?: number; host?: string; routes?: RouteModule[] } = {}): Promise<ApiServer> {
+/** A route module with long-lived machinery of its own (a queue, a loop): stopped after the server drained. */
+export interface MountedRoutes {
+  router: Router;
+  close(): Promise<void> | void;
+}
+
+export interface HttpServerOptions {
+  port?: number;
+  host?: string;
+  /** GraphQL (HTTP and graphql-ws on /graphql), mounted before the routes. */
+  graphql?: { schema: GraphQLSchema; auth: GraphQLAuth };
+  /** Mounted in order after GraphQL. */
+  routes?: RouteModule[];
+}
+
+/**
+ * The HTTP server with the cross-cutting middleware (request id, metrics, request log, error
+ * mapping) around what it is given. What the API serves is decided by the composition root
+ * (src/app/api.ts); this module knows no capability.
+ */
+export async function startHttpServer(runtime: Runtime, options: HttpServerOptions = {}): Promise<ApiServer> {
   const { config, log } = runtime;
   const app = express();
   app.disable("x-powered-by");
@@ -33,15 +54,23 @@ export async function startApi(runtime: Runtime, options: { port?: number; host?
     ? createHttpsServer({ cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) }, app)
     : createHttpServer(app);
   server.keepAliveTimeout = 65_000;
+  server.on("clientError", answerMalformed);
 
   app.use(requestId());
   app.use(runtime.metrics.middleware());
   app.use(requestLog(log));
-  app.use(healthRoutes(runtime));
-  const schema = await buildGraphQLSchema();
-  const graphql = await mountGraphQL(runtime, schema, server);
-  app.use(graphql.router);
-  for (const route of options.routes ?? []) app.use(route(runtime));
+  const graphql = options.graphql ? await mountGraphQL(runtime, options.graphql.schema, server, options.graphql.auth) : undefined;
+  if (graphql) app.use(graphql.router);
+  const closers: (() => Promise<void> | void)[] = [];
+  for (const route of options.routes ?? []) {
+    const mounted = route(runtime);
+    // An express Router is itself a function; anything else is `{ router, close }`.
+    if (typeof mounted === "function") app.use(mounted);
+    else {
+      app.use(mounted.router);
+      closers.push(() => mounted.close());
+    }
+  }
   app.use(notFoundHandler);
   app.use(errorHandler(log));
 
@@ -69,10 +98,12 @@ export async function startApi(runtime: Runtime, options: { port?: number; host?
       closing ??= (async () => {
         const closed = new Promise<void>((r) => server.close(() => r()));
         server.closeIdleConnections();
-        await graphql.close().catch(() => {});
+        await graphql?.close().catch(() => {});
         const timer = setTimeout(() => server.closeAllConnections(), drainMs);
         await closed;
         clearTimeout(timer);
+        // After the drain: in-flight requests may still hand work to a module's machinery.
+        for (const close of closers) await Promise.resolve(close()).catch((err) => log.warn({ err }, "a route module failed to close"));
       })();
       return closing;
     },
@@ -112,4 +143,35 @@ function requestLog(log: Logger): express.RequestHandler {
     res.on("error", done);
     next();
   };
+}
+
+/**
+ * Requests Node's HTTP parser refuses (bad Content-Length, broken chunking, oversized headers,
+ * garbage request lines) never reach Express; answer them like every other error, with the
+ * documented JSON envelope, instead of Node's bare status line.
+ */
+function answerMalformed(err: NodeJS.ErrnoException, socket: Duplex): void {
+  const [status, code, message] =
+    err.code === "HPE_HEADER_OVERFLOW"
+      ? [431, "invalid_request_error", "Request headers are too large"]
+      : err.code === "HPE_CHUNK_EXTENSIONS_OVERFLOW"
+        ? [413, "payload_too_large", "Chunk extensions are too large"]
+        : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+          ? [408, "invalid_request_error", "The request was not received in time"]
+          : [400, "invalid_request_error", "Malformed HTTP request"];
+  // Answer unless a response is already under way on this socket (Node documents `_httpMessage`
+  // for this check); a keep-alive socket that finished earlier responses may still answer.
+  const current = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  if (err.code === "ECONNRESET" || !socket.writable || current?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  // The path may not even have been parsed: a body that fits both documented shapes (REST and OpenAI's).
+  const body = JSON.stringify({ error: { message, type: "invalid_request_error", code, param: null } });
+  const reason = { 400: "Bad Request", 408: "Request Timeout", 413: "Content Too Large", 431: "Request Header Fields Too Large" }[status];
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  // Keep reading what the client is still sending (a long header it has not finished), so the
+  // close is not a reset that throws the answer away; the client closes once it has read it.
+  socket.resume();
+  setTimeout(() => socket.destroy(), 2000).unref();
 }

@@ -45,7 +45,7 @@ export class Metrics {
   // Worker side: what the agentRun workflow's activities did in this process.
   readonly jobRunsStarted = new Counter({
     name: "job_runs_started_total",
-    help: "Agent runs this worker started (markJobRunning)",
+    help: "Agent runs this worker started (beginRun)",
     registers: [this.registry],
   });
   readonly jobRunsFinished = new Counter({

@@ -2,21 +2,20 @@ import { ApplicationFailure, Context } from "@temporalio/activity";
 import { AppError } from "../errors/app-error.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { ScriptError } from "../sandbox/index.js";
-import { executeAgent, type Execution } from "./execute.js";
+import { FAILURE, HEARTBEAT_EVERY_MS, type RunTimeouts } from "../../workflows/contract.js";
+import { executeAgent, newExecution } from "./execute.js";
+import { runTimeouts } from "./limits.js";
 import { purgeExpired } from "./retention.js";
-import { getJob, jobPayload, markDone, markFailed, markRunning, saveFailureDetails, saveOutput } from "./store.js";
-
-/** Failure types the agentRun workflow never retries: the same input would fail the same way. */
-export const NON_RETRYABLE = ["ScriptError", "ValidationError", "InsufficientBalance", "JobGone"];
+import { agentForRun, type AgentRow, getJob, jobPayload, markDone, markFailed, markRunning, saveFailureDetails, saveOutput } from "./store.js";
 
 function classify(err: unknown): Error {
-  if (err instanceof ScriptError) return ApplicationFailure.nonRetryable(`Script failed: ${err.message}`, "ScriptError");
+  if (err instanceof ScriptError) return ApplicationFailure.nonRetryable(`Script failed: ${err.message}`, FAILURE.script);
   if (err instanceof AppError) {
     if (err.code === "insufficient_balance") {
-      return ApplicationFailure.nonRetryable("Insufficient balance: top up the account and send the webhook again", "InsufficientBalance");
+      return ApplicationFailure.nonRetryable("Insufficient balance: top up the account and send the webhook again", FAILURE.balance);
     }
     if (["validation_failed", "invalid_request_error", "model_not_found", "not_found"].includes(err.code)) {
-      return ApplicationFailure.nonRetryable(err.message, "ValidationError");
+      return ApplicationFailure.nonRetryable(err.message, FAILURE.validation);
     }
     // upstream_*, rate limits, service_unavailable: transient, retried with backoff.
     return ApplicationFailure.retryable(err.message, "UpstreamError");
@@ -28,27 +27,32 @@ function classify(err: unknown): Error {
 export function createJobActivities(runtime: Runtime) {
   const { pool } = runtime;
   return {
-    async markJobRunning(jobId: string): Promise<void> {
-      await markRunning(pool, jobId, 1);
+    /** Marks the job running and hands the workflow its timeouts (from configuration and the agent). */
+    async beginRun(jobId: string): Promise<RunTimeouts> {
+      await markRunning(pool, jobId);
+      const job = await getJob(pool, jobId);
+      const agent = job ? await agentForRun(pool, job.agentId) : undefined;
+      return runTimeouts(runtime.config, agent ?? { cpuTimeLimitMs: null, wallTimeLimitMs: null });
     },
 
     async executeAgentRun(jobId: string): Promise<void> {
       const ctx = Context.current();
       const job = await getJob(pool, jobId);
-      if (!job) throw ApplicationFailure.nonRetryable(`Job ${jobId} no longer exists`, "JobGone");
+      if (!job) throw ApplicationFailure.nonRetryable(`Job ${jobId} no longer exists`, FAILURE.gone);
       if (job.status === "done" || job.status === "failed") return; // replayed after completion
-      await pool.query("update jobs set attempts = greatest(attempts, $2) where id = $1", [jobId, ctx.info.attempt]);
-      const { rows } = await pool.query<{ script: string | null }>("select script from agents where id = $1", [job.agentId]);
-      if (!rows[0]) throw ApplicationFailure.nonRetryable("The agent was deleted", "JobGone");
+      // The attempt that actually runs (a retry after a crash or a transient failure counts up).
+      await markRunning(pool, jobId, ctx.info.attempt);
+      const agent: AgentRow | undefined = await agentForRun(pool, job.agentId);
+      if (!agent) throw ApplicationFailure.nonRetryable("The agent was deleted", FAILURE.gone);
       const payload = await jobPayload(pool, jobId);
-      if (payload.purged) throw ApplicationFailure.nonRetryable("The payload was purged by the retention policy before the run", "ValidationError");
+      if (payload.purged) throw ApplicationFailure.nonRetryable("The payload was purged by the retention policy before the run", FAILURE.validation);
 
       // Heartbeats let Temporal notice a dead worker within the heartbeat timeout and retry elsewhere.
-      const beat = setInterval(() => ctx.heartbeat(), 1000);
-      const execution: Execution = { result: null, threadId: null, costMicros: 0, logs: [], modelCalls: [], toolsUsed: [] };
+      const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+      const execution = newExecution();
       try {
         // Cancellation (cancelJob) reaches the activity through its heartbeats and stops the script.
-        await executeAgent(runtime, job, rows[0], payload.payload, execution, ctx.cancellationSignal);
+        await executeAgent(runtime, job, agent, payload.payload, execution, ctx.cancellationSignal);
       } catch (err) {
         const failure = classify(err);
         await saveFailureDetails(pool, jobId, execution).catch(() => {});

@@ -1,7 +1,9 @@
 import { WorkflowExecutionAlreadyStartedError } from "@temporalio/client";
 import type { Runtime } from "../runtime/runtime.js";
+import type { agentRun } from "../../workflows/agent-run.js";
+import { AGENT_RUN_WORKFLOW } from "../../workflows/contract.js";
 
-export const AGENT_RUN_WORKFLOW = "agentRun";
+export { AGENT_RUN_WORKFLOW } from "../../workflows/contract.js";
 
 const SWEEP_BATCH = 500;
 /** How long a sweep's claim on its rows lasts; longer than a pass of SWEEP_BATCH starts takes. */
@@ -70,7 +72,7 @@ export class Dispatcher {
     const { client, connection } = this.runtime.temporal;
     const start = () =>
       connection.withDeadline(Date.now() + 5000, () =>
-        client.workflow.start(AGENT_RUN_WORKFLOW, {
+        client.workflow.start<typeof agentRun>(AGENT_RUN_WORKFLOW, {
           taskQueue: this.runtime.config.temporal.taskQueue,
           workflowId: jobId,
           args: [jobId],

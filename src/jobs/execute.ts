@@ -1,65 +1,38 @@
+import { loadAgentSecrets } from "../agents/secrets.js";
 import { runChatTurn } from "../chat/engine.js";
-import { unavailableError } from "../errors/unavailable.js";
-import { AppError } from "../errors/app-error.js";
+import { createEgress, type Egress } from "../egress/fetch.js";
 import type { Runtime } from "../runtime/runtime.js";
-import { sandboxPool } from "../sandbox/index.js";
+import { sandboxPool, ScriptError } from "../sandbox/index.js";
+import { Journal } from "./journal.js";
+import { runLimits } from "./limits.js";
+import { createRedactor, type Redactor } from "./redact.js";
+import type { AgentRow } from "./store.js";
+import { ScriptHost, usingModel, type Execution, type RunJob } from "./script-host.js";
 
-/** What one execution of an agent produced. */
-export interface Execution {
-  result: unknown;
-  threadId: string | null;
-  costMicros: number;
-  logs: string[];
-  modelCalls: { model: string; usage: unknown; costMicros: number }[];
-  /** The audit's tools used (BRIEF contract): one item per model call (and, from automation, per HTTP call). */
-  toolsUsed: ToolUse[];
-}
+export type { Execution, ToolUse } from "./script-host.js";
 
-export interface ToolUse {
-  kind: "model" | "http";
-  name: string;
-  status: string;
-  durationMs: number;
-  costMicros: number;
-}
 
-/** Runs one model call of a run and records it in the tools used, whether it succeeds or not. */
-async function usingModel<T extends { model: string; costMicros: number }>(execution: Execution, model: string | null | undefined, call: () => Promise<T>): Promise<T> {
-  const started = performance.now();
-  try {
-    const r = await call();
-    execution.toolsUsed.push({ kind: "model", name: r.model, status: "ok", durationMs: Math.round(performance.now() - started), costMicros: r.costMicros });
-    return r;
-  } catch (err) {
-    const status = err instanceof AppError ? err.code : "error";
-    execution.toolsUsed.push({ kind: "model", name: model ?? "default", status, durationMs: Math.round(performance.now() - started), costMicros: 0 });
-    throw err;
-  }
-}
 
-const MAX_LOG_LINES = 1000;
-const MAX_LOG_LINE = 4000;
+/** One HTTPS client per runtime (it holds the configured CA bundle). */
+const egressOf = new WeakMap<Runtime, Egress>();
 
-interface ChatArgs {
-  model?: unknown;
-  messages?: unknown;
-  maxTokens?: unknown;
-  max_tokens?: unknown;
+export function newExecution(): Execution {
+  return { result: null, threadId: null, costMicros: 0, logs: [], modelCalls: [], toolsUsed: [] };
 }
 
 /**
  * Runs the agent on a payload: its script in the sandbox, or (no script) the payload as one user
  * message in a new thread. `execution` is filled as the run goes, so a failure still reports the
- * logs and model calls made before it.
+ * logs and calls made before it. Returns the run's redactor, for whatever the caller writes.
  */
 export async function executeAgent(
   runtime: Runtime,
-  job: { id: string; accountId: string; agentId: string; triggerId: string | null },
-  agent: { script: string | null },
+  job: RunJob,
+  agent: AgentRow,
   payload: unknown,
   execution: Execution,
   signal?: AbortSignal,
-): Promise<void> {
+): Promise<Redactor> {
   if (!agent.script) {
     const r = await usingModel(execution, null, () =>
       runChatTurn(runtime, {
@@ -73,43 +46,43 @@ export async function executeAgent(
     execution.costMicros += r.costMicros;
     execution.modelCalls.push({ model: r.model, usage: r.usage, costMicros: r.costMicros });
     execution.result = { role: "assistant", content: r.content };
-    return;
+    return createRedactor([]);
   }
 
-  const log = (line: string) => {
-    if (execution.logs.length < MAX_LOG_LINES) execution.logs.push(line.slice(0, MAX_LOG_LINE));
-  };
-  // Every ctx.chat of one run goes to the same thread, so the run's conversation is kept together.
-  const chat = async (raw: unknown) => {
-    const args = (raw ?? {}) as ChatArgs;
-    if (!Array.isArray(args.messages)) throw new Error("ctx.chat needs { model, messages: [{ role, content }] }");
-    const maxTokens = args.maxTokens ?? args.max_tokens;
-    const model = typeof args.model === "string" ? args.model : null;
-    const r = await usingModel(execution, model, () => runChatTurn(runtime, {
-      accountId: job.accountId,
-      agentId: job.agentId,
-      threadId: execution.threadId,
-      model,
-      messages: args.messages as { role: "system" | "user" | "assistant"; content: string }[],
-      maxTokens: typeof maxTokens === "number" ? maxTokens : undefined,
-      run: { jobId: job.id, triggerId: job.triggerId },
-    })).catch((err: unknown) => {
-      // Request-shape problems are the script's to handle (it can catch them); others abort the run.
-      if (err instanceof AppError && ["invalid_request_error", "validation_failed", "model_not_found"].includes(err.code)) throw new Error(err.message);
-      // A database outage is no fault of the script: abort the run as retryable (service_unavailable).
-      throw unavailableError(err) ?? err;
-    });
-    execution.threadId = r.threadId;
-    execution.costMicros += r.costMicros;
-    execution.modelCalls.push({ model: r.model, usage: r.usage, costMicros: r.costMicros });
-    return { content: r.content, usage: r.usage, model: r.model };
-  };
-  execution.result = await sandboxPool(runtime.config).run({
-    source: agent.script,
-    input: payload,
-    limits: runtime.config.sandbox,
-    onLog: log,
-    host: (_method, args) => chat(args),
-    signal,
+  const secrets = await loadAgentSecrets(runtime.pool, runtime.config.secretEncryptionKey, job.agentId);
+  const redact = createRedactor(Object.values(secrets));
+  const journal = new Journal(runtime.pool, job.id);
+  let egress = egressOf.get(runtime);
+  if (!egress) egressOf.set(runtime, (egress = createEgress(runtime.config.egress)));
+  const limits = runLimits(runtime.config, agent);
+  const host = new ScriptHost({
+    runtime,
+    job,
+    journal,
+    steps: await journal.load(),
+    egress,
+    egressAllow: agent.egressAllow ?? [],
+    redact,
+    maxLogLines: limits.maxLogLines,
+    execution,
   });
+  try {
+    const result = await sandboxPool(runtime.config).run({
+      source: agent.script,
+      input: payload,
+      limits,
+      secrets,
+      onLog: (line) => host.log(line),
+      host: (method, args) => host.call(method, args),
+      signal,
+    });
+    execution.result = redact.json(result);
+  } catch (err) {
+    if (err instanceof Error) err.message = redact.text(err.message);
+    throw err instanceof ScriptError || err instanceof Error ? err : new Error(redact.text(String(err)));
+  } finally {
+    // Everything paid, by this attempt or an earlier one that a crash cut short.
+    execution.costMicros = await journal.cost().catch(() => execution.costMicros);
+  }
+  return redact;
 }

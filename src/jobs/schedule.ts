@@ -1,7 +1,8 @@
 import { ScheduleAlreadyRunning } from "@temporalio/client";
 import type { Runtime } from "../runtime/runtime.js";
+import { PURGE_WORKFLOW } from "../../workflows/contract.js";
 
-export const PURGE_WORKFLOW = "purgePayloads";
+export { PURGE_WORKFLOW } from "../../workflows/contract.js";
 
 /**
  * The retention Schedule: hourly `purgePayloads` on this task queue. Created by every worker at

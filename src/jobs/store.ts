@@ -77,20 +77,39 @@ export async function jobEventsSince(db: pg.Pool, since: Date): Promise<JobStatu
 
 /**
  * Runs an UPDATE on one job and NOTIFYs the transition in the same statement, so an event is
- * published exactly when (and only if) the change commits.
+ * published exactly when (and only if) the change commits. Only a change of status is an event:
+ * marking a running job running again (a retried attempt) updates the row silently. (The
+ * subquery in RETURNING sees the row as it was before this statement.)
  */
 async function transition(db: pg.Pool, jobId: string, set: string, where: string, params: unknown[]): Promise<boolean> {
-  const { rowCount } = await db.query(
+  const { rows } = await db.query(
     `with u as (update jobs set ${set} where id = $1 and ${where}
-       returning id, account_id, agent_id, trigger_id, status, attempts)
-     select ${NOTIFY_STATUS} from u`,
+       returning id, account_id, agent_id, trigger_id, status, attempts, (select b.status from jobs b where b.id = $1) as before)
+     select case when u.status is distinct from u.before then ${NOTIFY_STATUS} end from u`,
     [jobId, ...params],
   );
-  return (rowCount ?? 0) > 0;
+  return rows.length > 0;
 }
 
-export function markRunning(db: pg.Pool, jobId: string, attempt: number): Promise<boolean> {
+/** Without `attempt` (the workflow's first step) the attempt count is left to the execution activity, which knows it. */
+export function markRunning(db: pg.Pool, jobId: string, attempt = 0): Promise<boolean> {
   return transition(db, jobId, "status = 'running', started_at = coalesce(started_at, now()), attempts = greatest(attempts, $2)", "status in ('queued', 'running')", [attempt]);
+}
+
+/** What a run needs of its agent (script, egress allowlist, run limits). */
+export interface AgentRow {
+  script: string | null;
+  egressAllow: string[] | null;
+  cpuTimeLimitMs: number | null;
+  wallTimeLimitMs: number | null;
+}
+
+export async function agentForRun(db: pg.Pool, agentId: string): Promise<AgentRow | undefined> {
+  const { rows } = await db.query<AgentRow>(
+    `select script, egress_allow as "egressAllow", cpu_time_limit_ms as "cpuTimeLimitMs", wall_time_limit_ms as "wallTimeLimitMs" from agents where id = $1`,
+    [agentId],
+  );
+  return rows[0];
 }
 
 export function markDone(db: pg.Pool, jobId: string): Promise<boolean> {

@@ -1,5 +1,5 @@
 import type { Config } from "../config/config.js";
-import { SUPPORTED_MODELS } from "./models.js";
+import { SUPPORTED_MODELS } from "../config/models.js";
 
 export type Route =
   | { kind: "provider_a" | "provider_b"; baseUrl: string; apiKey: string; upstreamModel: string }

@@ -5,8 +5,7 @@ import { openDatabase } from "../db/orm.js";
 import { createLogger, type Logger } from "../infra/logger.js";
 import { Metrics } from "../infra/metrics.js";
 import { PgEvents } from "../infra/pg-events.js";
-import { TemporalClientHandle } from "../temporal/client.js";
-import type { ScriptValidator } from "../agents/service.js";
+import { TemporalClientHandle } from "./temporal-client.js";
 import { scriptValidator } from "../sandbox/index.js";
 import { startTracing, type Tracing } from "../telemetry/tracing.js";
 
@@ -14,6 +13,9 @@ import { startTracing, type Tracing } from "../telemetry/tracing.js";
  * What every process shares: configuration, logger, database (MikroORM and the one `pg` pool it
  * runs on, which hand-written hot-path SQL uses too), cross-instance events and a Temporal client.
  */
+/** Syntax-checks an agent script; throws AppError validation_failed. */
+export type ScriptValidator = (source: string) => Promise<void>;
+
 export interface Runtime {
   config: Config;
   log: Logger;

@@ -1,6 +1,6 @@
+import type { Config } from "../config/config.js";
 import { AsyncResource } from "node:async_hooks";
 import { Worker } from "node:worker_threads";
-import { AppError } from "../errors/app-error.js";
 import { jsonTooDeep, MAX_JSON_DEPTH } from "../infra/json.js";
 
 /**
@@ -9,22 +9,32 @@ import { jsonTooDeep, MAX_JSON_DEPTH } from "../infra/json.js";
  * terminates a thread that overstays the wall-clock deadline and starts a fresh one.
  */
 
-export interface SandboxLimits {
-  timeoutMs: number;
-  memoryMb: number;
-  maxHostCalls: number;
-}
+/** The limits of one run: the configured ones (config.sandbox, documented there), or an agent's lower ones. */
+export type SandboxLimits = Omit<Config["sandbox"], "maxScriptBytes" | "poolSize">;
 
-export type HostCall = (method: "chat", args: unknown) => Promise<unknown>;
+/** `chat`, `fetch`, `step:begin`, `step:end`; resolves with a JSON value for the script. */
+export type HostCall = (method: string, args: unknown) => Promise<unknown>;
 
 export interface RunOptions {
   source: string;
   input: unknown;
   limits: SandboxLimits;
+  secrets?: Record<string, string>;
   onLog?: (line: string) => void;
   host?: HostCall;
   /** Aborting stops the script at once (its thread is terminated): a cancelled run. */
   signal?: AbortSignal;
+}
+
+/**
+ * A host call failure the script sees (and may catch): a refused fetch, a bad ctx.chat request.
+ * Any other error from a host call aborts the run with that error (billing, upstream, database).
+ */
+export class HostCallError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "HostCallError";
+  }
 }
 
 /** A script failed on its own terms (throw, syntax, timeout, memory): retrying cannot help. */
@@ -113,16 +123,21 @@ export class SandboxPool {
           this.finish(slot, { ok: false, error: new ScriptError(`The input nests arrays/objects deeper than ${MAX_JSON_DEPTH} levels`, "script") });
           continue;
         }
-        slot.task.timer = setTimeout(() => this.kill(slot!, new ScriptError(`Script exceeded its time limit of ${opts.limits.timeoutMs} ms`, "timeout")), opts.limits.timeoutMs + KILL_GRACE_MS);
+        const { limits } = opts;
+        slot.task.timer = setTimeout(() => this.kill(slot!, new ScriptError(`Script exceeded its wall time limit of ${limits.wallTimeMs} ms`, "timeout")), limits.wallTimeMs + KILL_GRACE_MS);
         opts.signal?.addEventListener("abort", () => slot!.task?.id === id && this.kill(slot!, new ScriptError("The run was cancelled", "script")), { once: true });
         slot.worker.postMessage({
           type: "run",
           id,
           source: opts.source,
           input,
-          timeoutMs: opts.limits.timeoutMs,
-          memoryMb: opts.limits.memoryMb,
-          maxHostCalls: opts.limits.maxHostCalls,
+          secrets: JSON.stringify(opts.secrets ?? {}),
+          cpuTimeMs: limits.cpuTimeMs,
+          wallTimeMs: limits.wallTimeMs,
+          memoryMb: limits.memoryMb,
+          maxHostCalls: limits.maxHostCalls,
+          maxLogLines: limits.maxLogLines,
+          maxResultBytes: limits.maxResultBytes,
         });
       } else {
         slot.task.timer = setTimeout(() => this.kill(slot!, new ScriptError("Script validation timed out", "timeout")), 10_000);
@@ -168,19 +183,19 @@ export class SandboxPool {
         }
         slot.worker.postMessage({ type: "host-reply", id: task.id, callId: msg.callId, ok, value: text, error });
       };
-      if (!host) return answer(false, undefined, "ctx.chat is not available here");
-      host(msg.method, JSON.parse(msg.args)).then(
-        (v) => answer(true, v),
-        (err: unknown) => {
-          // Billing and upstream failures abort the whole run with their own classification.
-          if (err instanceof AppError && (err.code === "insufficient_balance" || err.code.startsWith("upstream") || err.code === "service_unavailable")) {
-            this.finish(slot, { ok: false, error: err });
+      if (!host) return answer(false, undefined, `ctx.${msg.method} is not available here`);
+      Promise.resolve()
+        .then(() => host(String(msg.method), JSON.parse(msg.args)))
+        .then(
+          (v) => answer(true, v),
+          (err: unknown) => {
+            if (err instanceof HostCallError) return answer(false, undefined, err.message);
+            // Billing, upstream and database failures abort the whole run with their own classification.
+            if (slot.task?.id !== task.id) return;
+            this.finish(slot, { ok: false, error: err instanceof Error ? err : new Error(String(err)) });
             this.kill(slot);
-            return;
-          }
-          answer(false, undefined, err instanceof Error ? err.message : String(err));
-        },
-      );
+          },
+        );
     } else if (msg.type === "result") {
       if (msg.ok && task.type === "run" && jsonTooDeep(String(msg.result))) {
         this.finish(slot, { ok: false, error: new ScriptError(`The result nests arrays/objects deeper than ${MAX_JSON_DEPTH} levels`, "script") });

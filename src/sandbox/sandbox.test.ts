@@ -1,11 +1,12 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { SandboxPool, ScriptError } from "./pool.js";
+import { HostCallError, SandboxPool, ScriptError } from "./pool.js";
 
-const limits = { timeoutMs: 1500, memoryMb: 64, maxHostCalls: 3 };
+// Wall time far above CPU time: on a loaded machine a busy loop still reaches its CPU limit first.
+const limits = { cpuTimeMs: 1500, wallTimeMs: 120_000, memoryMb: 64, maxHostCalls: 3, maxLogLines: 100, maxResultBytes: 1 << 20 };
 const pool = new SandboxPool(2);
 afterAll(() => pool.close());
 
-const run = (source: string, input: unknown = null, host?: (m: "chat", a: unknown) => Promise<unknown>) =>
+const run = (source: string, input: unknown = null, host?: (m: string, a: unknown) => Promise<unknown>) =>
   pool.run({ source: `export default async function run(input, ctx) { ${source} }`, input, limits, host });
 
 async function failure(p: Promise<unknown>): Promise<ScriptError> {
@@ -44,14 +45,26 @@ describe("QuickJS sandbox", () => {
   it("stops an infinite loop at the deadline, including one after an await", async () => {
     const e = await failure(run("while (true) {}"));
     expect(e.kind).toBe("timeout");
-    expect(e.message).toMatch(/time limit of 1500 ms/);
+    expect(e.message).toMatch(/CPU time limit of 1500 ms/);
     const e2 = await failure(run("await ctx.chat({}); for(;;){}", null, async () => ({ content: "x" })));
     expect(e2.kind).toBe("timeout");
   });
 
+  it("CPU time is CPU time: awaiting the host costs none of it; wall time is wall time", async () => {
+    const slowHost = () => new Promise((r) => setTimeout(() => r({ ok: 1 }), 2500));
+    // 2.5 s of waiting is over the 1.5 s CPU limit in wall time, and still passes.
+    expect(await run("const a = await ctx.chat({ messages: [] }); return a;", null, slowHost)).toEqual({ ok: 1 });
+    const never = () => new Promise(() => {});
+    const e = await failure(pool.run({ source: "export default async function run(i, ctx) { await ctx.chat({ messages: [] }); }", input: null, limits: { ...limits, wallTimeMs: 500 }, host: never }));
+    expect(e.kind).toBe("timeout");
+    expect(e.message).toMatch(/wall time limit of 500 ms/);
+  });
+
   it("fails a memory bomb at the memory cap without harming the host", async () => {
     const before = process.memoryUsage().rss;
-    const e = await failure(run("const a = []; for (;;) a.push('x'.repeat(1 << 16) + a.length);"));
+    // A CPU budget well above what filling 64 MB takes, so a loaded machine still meets the memory cap first.
+    const bomb = "export default async function run() { const a = []; for (;;) a.push('x'.repeat(1 << 16) + a.length); }";
+    const e = await failure(pool.run({ source: bomb, input: null, limits: { ...limits, cpuTimeMs: 20_000 } }));
     expect(e.kind).toBe("memory");
     expect(e.message).toMatch(/memory limit of 64 MB/);
     expect(process.memoryUsage().rss - before).toBeLessThan(512 * 1024 * 1024);
@@ -61,12 +74,12 @@ describe("QuickJS sandbox", () => {
   it("reports a thrown error with its message and line", async () => {
     const e = await failure(pool.run({ source: "export default async function run() {\n  throw new TypeError('no such order');\n}", input: null, limits }));
     expect(e.kind).toBe("script");
-    expect(e.message).toBe("TypeError: no such order (line 2)");
+    expect(e.message).toMatch(/^TypeError: no such order \(line 2, column \d+\)$/);
   });
 
   it("proxies ctx.chat to the host and enforces the host call limit", async () => {
     const calls: unknown[] = [];
-    const host = async (_m: "chat", args: unknown) => {
+    const host = async (_m: string, args: unknown) => {
       calls.push(args);
       return { content: `echo ${(args as { messages: { content: string }[] }).messages[0]!.content}`, usage: { total_tokens: 3 } };
     };
@@ -74,17 +87,19 @@ describe("QuickJS sandbox", () => {
     expect(r).toEqual({ content: "echo hi", usage: { total_tokens: 3 } });
     expect(calls).toEqual([{ model: "m", messages: [{ role: "user", content: "hi" }] }]);
     const e = await failure(run("for (let i = 0; i < 5; i++) await ctx.chat({ messages: [{ role: 'user', content: 'x' }] }); return 1;", null, host));
-    expect(e.message).toMatch(/Host call limit reached \(3 per run\)/);
+    expect(e.message).toMatch(/Host call limit reached \(3 ctx.chat\/ctx.fetch\/ctx.step calls per run\)/);
     // A host error the script can catch.
     const caught = await run("try { await ctx.chat({}); } catch (e) { return 'caught ' + e.message; }", null, async () => {
-      throw new Error("bad request");
+      throw new HostCallError("bad request");
     });
     expect(caught).toBe("caught bad request");
   });
 
   it("runs 20 scripts at once while another thread is stuck in a loop", async () => {
     let loopSettled = false;
-    const loop = failure(run("while (true) {}")).finally(() => (loopSettled = true));
+    // A longer CPU budget than the other tests: under heavy machine load the 20 short runs must
+    // still fit inside the loop's lifetime, or the test would prove nothing.
+    const loop = failure(pool.run({ source: "export default async function run() { while (true) {} }", input: null, limits: { ...limits, cpuTimeMs: 6000 } })).finally(() => (loopSettled = true));
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => run("return input * 2;", i)));
     expect(results).toEqual(Array.from({ length: 20 }, (_, i) => i * 2));
     expect(loopSettled).toBe(false); // the 20 finished while the loop was still running

@@ -5,8 +5,9 @@
  * worker_threads entry from source (Node type stripping / swc loader) and from dist alike.
  * Every run gets a fresh WASM instance with its own fixed `WebAssembly.Memory`, because
  * `setMemoryLimit` does not bound the heap in the prebuilt builds (STACK.md). Host calls
- * (ctx.chat) are posted to the parent thread; the parent enforces the wall-clock deadline by
- * terminating this thread if a run overstays.
+ * (ctx.chat, ctx.fetch, ctx.step) are posted to the parent thread. CPU time is this thread's own
+ * CPU time (`process.threadCpuUsage`), checked by QuickJS's interrupt handler; the wall-time
+ * deadline is enforced here and, should this thread stop answering, by the parent terminating it.
  */
 import { parentPort } from "node:worker_threads";
 import { readFileSync } from "node:fs";
@@ -14,7 +15,20 @@ import { createRequire } from "node:module";
 import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSContext, type QuickJSHandle } from "quickjs-emscripten-core";
 import releaseVariant from "@jitl/quickjs-wasmfile-release-sync";
 
-type RunRequest = { type: "run"; id: number; source: string; input: string; timeoutMs: number; memoryMb: number; maxHostCalls: number };
+type RunRequest = {
+  type: "run";
+  id: number;
+  source: string;
+  input: string;
+  /** JSON object of name → value (ctx.secrets). */
+  secrets: string;
+  cpuTimeMs: number;
+  wallTimeMs: number;
+  memoryMb: number;
+  maxHostCalls: number;
+  maxLogLines: number;
+  maxResultBytes: number;
+};
 type ValidateRequest = { type: "validate"; id: number; source: string };
 type HostReply = { type: "host-reply"; id: number; callId: number; ok: boolean; value?: string; error?: string };
 type Incoming = RunRequest | ValidateRequest | HostReply;
@@ -58,15 +72,16 @@ function errorText(ctx: QuickJSContext, handle: QuickJSHandle): string {
   if (/Could not find export 'default'/.test(String((value as { message?: string })?.message ?? value))) return NO_DEFAULT;
   if (value && typeof value === "object") {
     const e = value as { name?: string; message?: string; stack?: string };
-    const where = /user-script:(\d+)/.exec(e.stack ?? "");
-    return `${e.name ?? "Error"}: ${e.message ?? String(value)}${where ? ` (line ${where[1]})` : ""}`;
+    const where = /user-script:(\d+)(?::(\d+))?/.exec(e.stack ?? "");
+    const at = where ? ` (line ${where[1]}${where[2] ? `, column ${where[2]}` : ""})` : "";
+    return `${e.name ?? "Error"}: ${e.message ?? String(value)}${at}`;
   }
-  return String(value);
+  return `the script threw a non-Error value (${value === null ? "null" : typeof value}): ${String(value).slice(0, 200)}`;
 }
 
 /** Maps a QuickJS failure to what the run reports: deadline and heap cap get their own kinds. */
 function classify(msg: string, req: RunRequest): { kind: "script" | "timeout" | "memory"; error: string } {
-  if (/\binterrupted\b/i.test(msg)) return { kind: "timeout", error: `Script exceeded its time limit of ${req.timeoutMs} ms` };
+  if (/\binterrupted\b/i.test(msg)) return { kind: "timeout", error: `Script exceeded its CPU time limit of ${req.cpuTimeMs} ms` };
   if (/out of memory|memory access out of bounds|Cannot enlarge memory|RuntimeError: (unreachable|abort)/i.test(msg))
     return { kind: "memory", error: `Script exceeded its memory limit of ${req.memoryMb} MB` };
   return { kind: "script", error: msg };
@@ -109,52 +124,93 @@ async function validate(req: ValidateRequest): Promise<void> {
   }
 }
 
+/**
+ * The `ctx` object, built inside the VM from two host functions: `host(method, json)` returns a
+ * promise of a JSON string, `log(...)`. `ctx.step` is plain JavaScript around two journal calls,
+ * and both paths (executed, replayed) return the JSON round trip of the value.
+ */
+const CTX_SOURCE = `(host, log, secrets) => {
+  const call = async (method, args) => JSON.parse(await host(method, JSON.stringify(args === undefined ? null : args)));
+  return Object.freeze({
+    log,
+    secrets: Object.freeze(secrets),
+    chat: (args) => call("chat", args),
+    fetch: (url, init) => {
+      const o = init == null ? {} : init;
+      const body = o.body == null || typeof o.body === "string" ? o.body : JSON.stringify(o.body);
+      return call("fetch", { url: String(url), method: o.method, headers: o.headers, body });
+    },
+    step: async (name, fn) => {
+      if (typeof name !== "string" || typeof fn !== "function") throw new TypeError("ctx.step(name, fn) needs a name and a function");
+      const begun = await call("step:begin", { name });
+      if (begun.done) return begun.value;
+      const value = await fn();
+      return call("step:end", { key: begun.key, value: value === undefined ? null : value });
+    },
+  });
+}`;
+
 async function run(req: RunRequest): Promise<void> {
-  const deadline = Date.now() + req.timeoutMs;
+  const deadline = Date.now() + req.wallTimeMs;
   let runtime: Awaited<ReturnType<typeof newRuntime>> | undefined;
   let ctx: QuickJSContext | undefined;
   let hostCalls = 0;
+  let logLines = 0;
   let succeeded = false;
   const reply = (msg: Record<string, unknown>) => {
     port.postMessage({ type: "result", id: req.id, ...msg });
   };
+  const wallError = `Script exceeded its wall time limit of ${req.wallTimeMs} ms`;
   try {
     runtime = await newRuntime(req.memoryMb);
     const rt = runtime;
-    rt.setInterruptHandler(() => Date.now() > deadline);
+    // CPU time as CPU time: this thread's own usage, so awaiting a host call costs nothing.
+    const cpuStart = process.threadCpuUsage();
+    let wallExceeded = false;
+    rt.setInterruptHandler(() => {
+      if (Date.now() > deadline) return (wallExceeded = true);
+      const used = process.threadCpuUsage(cpuStart);
+      return (used.user + used.system) / 1000 > req.cpuTimeMs;
+    });
     rt.setModuleLoader((name) => {
       if (name === "user-script") return req.source;
       return { error: new Error(`Imports are not available in scripts (tried "${name}")`) };
     });
     const vm = rt.newContext();
     ctx = vm;
+    const fail = (text: string) => {
+      const c = classify(text, req);
+      reply({ ok: false, ...(c.kind === "timeout" && wallExceeded ? { kind: "timeout", error: wallError } : c) });
+    };
 
-    // ctx.log: synchronous, fire-and-forget to the parent (which caps the log size).
+    // ctx.log: synchronous, fire-and-forget to the parent, which keeps the first maxLogLines.
     const logFn = vm.newFunction("log", (...args) => {
+      if (++logLines > req.maxLogLines + 1) return;
       const parts = args.map((h) => {
+        if (vm.typeof(h) === "string") return vm.getString(h);
         const v = vm.dump(h) as unknown;
         return typeof v === "string" ? v : JSON.stringify(v);
       });
       port.postMessage({ type: "log", id: req.id, line: parts.join(" ") });
     });
-    // ctx.chat: a QuickJS promise resolved when the parent answers.
-    const chatFn = vm.newFunction("chat", (argHandle) => {
+    // The one host function: a QuickJS promise resolved when the parent answers.
+    const hostFn = vm.newFunction("host", (methodHandle, argHandle) => {
       const deferred = vm.newPromise();
-      hostCalls++;
-      if (hostCalls > req.maxHostCalls) {
-        const err = vm.newError(`Host call limit reached (${req.maxHostCalls} per run)`);
+      const method = vm.getString(methodHandle);
+      if (method !== "step:end" && ++hostCalls > req.maxHostCalls) {
+        const err = vm.newError(`Host call limit reached (${req.maxHostCalls} ctx.chat/ctx.fetch/ctx.step calls per run)`);
         deferred.reject(err);
         err.dispose();
         return deferred.handle;
       }
       const callId = nextCallId++;
-      const json = JSON.stringify(vm.dump(argHandle) ?? null);
+      const json = vm.getString(argHandle);
       pendingHostCalls.set(callId, (r) => {
         if (!vm.alive) return;
         if (r.ok) {
-          const parsed = vm.unwrapResult(vm.evalCode(`(${r.value ?? "null"})`));
-          deferred.resolve(parsed);
-          parsed.dispose();
+          const str = vm.newString(r.value ?? "null");
+          deferred.resolve(str);
+          str.dispose();
         } else {
           const err = vm.newError(r.error ?? "host call failed");
           deferred.reject(err);
@@ -163,18 +219,18 @@ async function run(req: RunRequest): Promise<void> {
         // Resolve first, then let the VM run the continuations (STACK.md).
         rt.executePendingJobs();
       });
-      port.postMessage({ type: "host-call", id: req.id, callId, method: "chat", args: json });
+      port.postMessage({ type: "host-call", id: req.id, callId, method, args: json });
       return deferred.handle;
     });
-    const ctxObj = vm.newObject();
-    vm.setProp(ctxObj, "log", logFn);
-    vm.setProp(ctxObj, "chat", chatFn);
+    const secretsHandle = vm.unwrapResult(vm.evalCode(`(${req.secrets})`));
+    const ctxObj = vm.unwrapResult(vm.evalCode(CTX_SOURCE)).consume((make) => vm.unwrapResult(vm.callFunction(make, vm.undefined, hostFn, logFn, secretsHandle)));
     logFn.dispose();
-    chatFn.dispose();
+    hostFn.dispose();
+    secretsHandle.dispose();
 
     const mod = vm.evalCode(moduleWrapper(), "main", { type: "module" });
     if (mod.error) {
-      reply({ ok: false, ...classify(errorText(vm, mod.error), req) });
+      fail(errorText(vm, mod.error));
       mod.error.dispose();
       return;
     }
@@ -183,23 +239,28 @@ async function run(req: RunRequest): Promise<void> {
     mod.value.dispose();
     rt.executePendingJobs();
     if (modState.type === "rejected") {
-      reply({ ok: false, ...classify(errorText(vm, modState.error), req) });
+      fail(errorText(vm, modState.error));
       modState.error.dispose();
       return;
     }
     const runFn = vm.getProp(vm.global, "__run");
     if (vm.typeof(runFn) !== "function") {
       runFn.dispose();
-      reply({ ok: false, kind: "script", error: "The script must `export default async function run(input, ctx)`" });
+      reply({ ok: false, kind: "script", error: NO_DEFAULT });
       return;
     }
-    const inputHandle = vm.unwrapResult(vm.evalCode(`(${req.input})`));
+    const inputHandle = vm.unwrapResult(vm.evalCode("JSON.parse")).consume((parse) => {
+      const text = vm.newString(req.input);
+      const parsed = vm.callFunction(parse, vm.undefined, text);
+      text.dispose();
+      return vm.unwrapResult(parsed);
+    });
     const call = vm.callFunction(runFn, vm.undefined, inputHandle, ctxObj);
     runFn.dispose();
     inputHandle.dispose();
     ctxObj.dispose();
     if (call.error) {
-      reply({ ok: false, ...classify(errorText(vm, call.error), req) });
+      fail(errorText(vm, call.error));
       call.error.dispose();
       return;
     }
@@ -209,13 +270,13 @@ async function run(req: RunRequest): Promise<void> {
     const timer = new Promise<"timeout">((r) => setTimeout(() => r("timeout"), Math.max(0, deadline - Date.now())).unref());
     const outcome = await Promise.race([settled, timer]);
     if (outcome === "timeout") {
-      reply({ ok: false, kind: "timeout", error: `Script exceeded its time limit of ${req.timeoutMs} ms` });
+      reply({ ok: false, kind: "timeout", error: wallError });
       return;
     }
     if (outcome.error) {
       const msg = errorText(vm, outcome.error);
       outcome.error.dispose();
-      reply({ ok: false, ...classify(msg, req) });
+      fail(msg);
       return;
     }
     const json = vm.unwrapResult(vm.evalCode("(v) => JSON.stringify(v === undefined ? null : v)")).consume((f) => vm.callFunction(f, vm.undefined, outcome.value));
@@ -227,6 +288,11 @@ async function run(req: RunRequest): Promise<void> {
     }
     const text = vm.getString(json.value);
     json.value.dispose();
+    // Size here (before the copy to the parent); nesting depth is checked by the pool.
+    if (text.length > req.maxResultBytes) {
+      reply({ ok: false, kind: "script", error: `The result is larger than the limit of ${req.maxResultBytes} bytes` });
+      return;
+    }
     reply({ ok: true, result: text });
     succeeded = true;
   } catch (err) {

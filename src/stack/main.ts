@@ -7,7 +7,7 @@ import { migrateDatabase } from "../db/orm.js";
 import { ensureDatabase, startEmbeddedPostgres } from "../dev/embedded-postgres.js";
 import { freePort } from "../dev/free-port.js";
 import { isAlive } from "../dev/processes.js";
-import { onShutdown, shutdownOnUnexpectedErrors } from "../entry/shutdown.js";
+import { onShutdown, shutdownOnUnexpectedErrors } from "../infra/shutdown.js";
 import { apiMember, distBuilt, workerMember } from "./app-processes.js";
 import { ensureCertificate, findHaproxy, haproxyConfig, startHaproxy } from "./haproxy.js";
 import { probe, waitFor } from "./probe.js";

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { triggerFixture, waitForJobEnd } from "../../test/helpers/jobs.js";
+import { Metrics } from "../infra/metrics.js";
+import { loopbackPort, startWorkerMetricsServer } from "./worker-metrics.js";
 
 describe("worker /metrics (WORKER_METRICS_PORT)", () => {
   let app: TestApp;
@@ -43,5 +45,22 @@ describe("worker /metrics (WORKER_METRICS_PORT)", () => {
     expect(new Set(types).size).toBe(types.length);
 
     expect((await fetch(url.replace("/metrics", "/other"))).status).toBe(404);
+  });
+});
+
+describe("worker /metrics when the SDK's exporter does not answer", () => {
+  it("still serves the job metrics, saying what is missing", async () => {
+    const dead = await loopbackPort(); // nothing listens there
+    const server = await startWorkerMetricsServer({ metrics: new Metrics(false), host: "127.0.0.1", port: 0, sdkMetricsUrl: `http://127.0.0.1:${dead}/metrics` });
+    try {
+      const res = await fetch(server.url);
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(text).toContain("# TYPE job_runs_started_total counter");
+      expect(text).toContain("# Temporal SDK metrics unavailable");
+      expect((await fetch(server.url, { method: "POST" })).status).toBe(404);
+    } finally {
+      await server.close();
+    }
   });
 });

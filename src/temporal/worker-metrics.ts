@@ -71,7 +71,7 @@ export function jobMetricsInterceptor(metrics: Metrics): ActivityInterceptorsFac
         const type = ctx.info.activityType;
         if (type !== "executeAgentRun") {
           const result = await next(input);
-          if (type === "markJobRunning") metrics.jobRunsStarted.inc();
+          if (type === "beginRun") metrics.jobRunsStarted.inc();
           else if (type === "markJobDone") metrics.jobRunsFinished.inc({ status: "done" });
           else if (type === "markJobFailed") metrics.jobRunsFinished.inc({ status: "failed" });
           return result;

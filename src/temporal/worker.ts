@@ -49,6 +49,9 @@ export async function startWorker(runtime: Runtime, options: { taskQueue?: strin
     taskQueue: options.taskQueue ?? config.temporal.taskQueue,
     workflowsPath: workflowsPath(),
     activities: createActivities(runtime),
+    // A worker takes only as many activities as it has sandboxes, so a backlog waits in Temporal's
+    // task queue, where any worker with a free sandbox can take it, not inside a busy worker.
+    maxConcurrentActivityTaskExecutions: config.sandbox.poolSize,
     shutdownGraceTime: "10 seconds",
     interceptors: { activity: [jobMetricsInterceptor(runtime.metrics)] },
     // OpenTelemetry (when on): workflow and activity spans continue the trace the start carried.

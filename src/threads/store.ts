@@ -68,6 +68,19 @@ function messageData(m: ChatMessage): string | null {
   return JSON.stringify(data);
 }
 
+const UNLEASE_IF_HELD = statement(
+  "thread-unlease-if-held",
+  (p) => `update ${T.table} set ${T.busyUntil} = null where ${T.id} = ${p("threadId")} and ${T.busyUntil} is not null returning ${T.id}`,
+);
+
+/**
+ * Frees a lease that a dead process left behind (a run's turn cut by a worker crash); true when
+ * the thread was still leased, i.e. the turn never finished.
+ */
+export async function releaseLeftLease(pool: pg.Pool, threadId: string): Promise<boolean> {
+  return ((await pool.query(UNLEASE_IF_HELD.with({ threadId }))).rowCount ?? 0) > 0;
+}
+
 /** Extends a held lease: a turn whose answer streams longer than the lease keeps its thread. */
 export async function renewLease(pool: pg.Pool, threadId: string, leaseMs: number): Promise<void> {
   await pool.query(RENEW.with({ threadId, leaseMs }));

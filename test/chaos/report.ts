@@ -58,7 +58,8 @@ with 2 shared cores.
 Temporal server v1.32.2 on PostgreSQL, two workers, two API instances (\`NODE_ENV=production\`)
 behind HAProxy (TLS, health check on \`/readyz\`). All load goes through the balancer: webhooks
 (a script that calls \`ctx.chat\`, so every job also bills) and chat completions (half streamed)
-against a local fake provider. A graphql-ws subscription on \`api-1\` (never faulted) follows the
+against a local fake provider, from three webhook clients and two chat clients, each pausing
+100 ms between requests. A graphql-ws subscription on \`api-1\` (never faulted) follows the
 trigger's jobs. Webhook clients retry with the same \`Idempotency-Key\` after a 503, a reset
 connection or the balancer's own 502/504; chat clients do not retry.
 

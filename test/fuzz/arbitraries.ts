@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { SUPPORTED_MODELS } from "../../src/providers/models.js";
+import { SUPPORTED_MODELS } from "../../src/config/models.js";
 
 /** Generators of malformed and hostile requests, shared by the fuzz properties. */
 

@@ -6,7 +6,7 @@ import { WebSocket } from "ws";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { createAccount, gql } from "../helpers/graphql.js";
 import { createAgent, createTrigger, type CreatedTrigger } from "../helpers/webhooks.js";
-import { SUPPORTED_MODELS } from "../../src/providers/models.js";
+import { SUPPORTED_MODELS } from "../../src/config/models.js";
 import { bodyText, chatBody, contentType, graphqlBody, graphqlOperation, headerValue, jsonValue, modelId, oddString, responsesBody } from "./arbitraries.js";
 import { answerOf, problemsOf, type Answer } from "./envelope.js";
 import { rawExchange } from "./raw-http.js";
@@ -23,7 +23,7 @@ import { rawExchange } from "./raw-http.js";
  */
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1200);
-const SHARE = { chat: 0.14, responses: 0.05, models: 0.04, webhooks: 0.24, jobs: 0.1, graphql: 0.2, ws: 0.05, raw: 0.1, poison: 0.08 };
+const SHARE = { chat: 0.14, responses: 0.05, models: 0.04, webhooks: 0.24, jobs: 0.1, graphql: 0.2, ws: 0.05, raw: 0.1, poison: 0.08, stored: 0.05, storedChat: 0.03 };
 const runsOf = (k: keyof typeof SHARE) => Math.max(5, Math.round(RUNS * SHARE[k]));
 /** Per-test time limit, scaled with the run count (a liveness bound for a loaded machine, not a timing assertion). */
 const LIMIT = 120_000 + RUNS * 100;
@@ -59,7 +59,9 @@ async function property<T>(name: keyof typeof SHARE, offset: number, arb: fc.Arb
 
 async function send(url: string, init: Omit<RequestInit, "body"> & { path: string; body?: string | Uint8Array }): Promise<Answer> {
   sent++;
-  const res = await fetch(url + init.path, { ...init, body: init.body as BodyInit | undefined, signal: AbortSignal.timeout(60_000) });
+  const res = await fetch(url + init.path, { ...init, body: init.body as BodyInit | undefined, signal: AbortSignal.timeout(60_000) }).catch((err: Error & { cause?: { code?: string; message?: string } }) => {
+    throw new Error(`${init.method} ${init.path.slice(0, 200)}: ${err.message} (${err.cause?.code ?? ""} ${err.cause?.message ?? ""})`);
+  });
   return answerOf(res);
 }
 
@@ -81,7 +83,7 @@ describe("fuzz: generated hostile requests on every public route", () => {
     process.on("uncaughtException", onEscaped);
     process.on("unhandledRejection", onEscaped);
     process.stderr.write(`[fuzz] FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS}\n`);
-    app = await startTestApp({ worker: true, env: { SCRIPT_TIMEOUT_MS: "5000" } });
+    app = await startTestApp({ worker: true, env: { SCRIPT_CPU_TIME_MS: "5000", SCRIPT_WALL_TIME_MS: "5000" } });
     const acct = await createAccount(app.url, app.operatorToken, "fuzz", "100000");
     admin = acct.adminToken;
     otherAdmin = (await createAccount(app.url, app.operatorToken, "other", "1")).adminToken;
@@ -208,6 +210,35 @@ describe("fuzz: generated hostile requests on every public route", () => {
     );
   }, LIMIT);
 
+  it("strings that reach the database (ids, names, messages) carrying NUL or odd Unicode: a 4xx, never a 500", async () => {
+    const agentId = (await gql(app.url, admin, `mutation { createAgent(input: { name: "db-strings" }) { id } }`)).data!.createAgent.id as string;
+    const text = fc.oneof(oddString, oddString.map((x) => `${x}\u0000${x}`));
+    const gqlOps = [
+      "query($s: ID!) { job(id: $s) { id } }",
+      "query($s: ID!) { trigger(id: $s) { id } }",
+      "query($s: ID!) { agent(id: $s) { id } }",
+      "query($s: ID!) { thread(id: $s) { id } }",
+      `mutation($s: String!) { createAgent(input: { name: $s, instructions: $s }) { id } }`,
+      `mutation($s: String!) { createApiKey(agentId: "${agentId}", name: $s) { key } }`,
+      `mutation($s: String) { createTrigger(agentId: "${agentId}", description: $s) { secret } }`,
+      `mutation($s: String!) { setTriggerSecret(id: "${trg.id}", secret: $s) { id } }`,
+    ];
+    await property("stored", 10, fc.record({ op: fc.constantFrom(...gqlOps), s: text }), async ({ op, s: value }) => {
+      const res = await send(app.url, { path: "/graphql", method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${admin}` }, body: JSON.stringify({ query: op, variables: { s: value } }) });
+      check("/graphql", res, `POST /graphql ${op} with ${JSON.stringify(value).slice(0, 80)}`);
+    });
+    const chatModel = SUPPORTED_MODELS[0];
+    await property("storedChat", 11, fc.record({ field: fc.constantFrom("thread_id", "content", "user", "previous_response_id", "input"), s: text }), async ({ field, s: value }) => {
+      const responses = field === "previous_response_id" || field === "input";
+      const body = responses
+        ? { model: chatModel, input: field === "input" ? value : "hi", ...(field === "previous_response_id" ? { previous_response_id: value } : {}) }
+        : { model: chatModel, messages: [{ role: "user", content: field === "content" ? value : "hi" }], ...(field === "content" ? {} : { [field]: value }) };
+      const path = responses ? "/api/v1/responses" : "/api/v1/chat/completions";
+      const res = await send(app.url, { path, method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${apiKey}` }, body: JSON.stringify(body) });
+      check(path, res, `POST ${path} ${field}=${JSON.stringify(value).slice(0, 80)}`);
+    });
+  }, LIMIT);
+
   it("GraphQL over HTTP: depth, width, aliases, fragments, variables", async () => {
     const auth = fc.constantFrom("admin", "operator", "none", "garbage");
     const authHeaders = (a: string): Record<string, string> => ({ admin: { authorization: `Bearer ${admin}` }, operator: { authorization: `Bearer ${app.operatorToken}` }, none: {}, garbage: { authorization: "Bearer adm_nope" } })[a]!;
@@ -232,7 +263,8 @@ describe("fuzz: generated hostile requests on every public route", () => {
       fc.record({ id: fc.oneof(fc.constant("1"), oddString), type: fc.constantFrom("complete", "ping", "pong", "next", "error", "nope") }),
       jsonValue,
     );
-    await property("ws", 7, fc.record({ init, msgs: fc.array(fc.oneof(msg.map((m) => JSON.stringify(m) ?? "null"), oddString), { maxLength: 4 }), raw: fc.boolean() }), async ({ init: i, msgs, raw }) => {
+    const deep = fc.integer({ min: 100, max: 50_000 }).map((d) => `{"id":"d","type":"subscribe","payload":{"query":"subscription($x: JSON) { jobStatusChanged { jobId } }","variables":{"x":${"[".repeat(d)}${"]".repeat(d)}}}}`);
+    await property("ws", 7, fc.record({ init, msgs: fc.array(fc.oneof(msg.map((m) => JSON.stringify(m) ?? "null"), oddString, deep), { maxLength: 4 }), raw: fc.boolean() }), async ({ init: i, msgs, raw }) => {
       sent++;
       const outcome = await new Promise<{ code: number; errors: string[] }>((resolve) => {
         const ws = new WebSocket(wsUrl, "graphql-transport-ws");
@@ -285,6 +317,8 @@ describe("fuzz: generated hostile requests on every public route", () => {
       const a = await rawExchange(port, parts, { waitMs: 400 });
       const path = r.kind === "line" ? "/" : r.path;
       if (a.status !== 0) check(path, a, `raw ${r.kind} ${path}`);
+      // Refused by the HTTP parser itself: still the documented envelope, not a bare status line.
+      if (a.status >= 400 && a.body.length === 0) throw new Error(`raw ${r.kind} ${path} → ${a.status} without an error body`);
     });
   }, LIMIT);
 

@@ -3,9 +3,9 @@ import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
 import { loadConfig, type Config } from "../../src/config/config.js";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.js";
-import { startApi, type ApiServer } from "../../src/http/server.js";
-import { apiRoutes } from "../../src/http/routes.js";
-import { startWorker, type RunningWorker } from "../../src/temporal/worker.js";
+import type { ApiServer } from "../../src/http/server.js";
+import type { RunningWorker } from "../../src/temporal/worker.js";
+import { createApp } from "../../src/app/app.js";
 import { randomBase62 } from "../../src/infra/ids.js";
 import { createTestDatabase } from "./db.js";
 
@@ -59,9 +59,10 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...options.env,
   });
   const config = loadConfig(env);
-  const runtime = await createRuntime(config);
-  const api = await startApi(runtime, { routes: apiRoutes, port: 0, host: "127.0.0.1" });
-  const worker = options.worker ? await startWorker(runtime) : undefined;
+  const runtime = await createRuntime(config, { role: "test" });
+  const app = await createApp(runtime, { api: { port: 0, host: "127.0.0.1" }, worker: options.worker });
+  const api = app.api!;
+  const worker = app.worker;
   return {
     url: api.url,
     config,
@@ -71,8 +72,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     operatorToken: config.operatorToken,
     databaseUrl,
     async close() {
-      await api.close(2000);
-      await worker?.shutdown();
+      await app.close(2000);
       await runtime.close();
       await db?.drop();
     },

@@ -89,9 +89,9 @@ describe("usage and cost reconcile with the ledger", () => {
         jobIds.push(r.body.job_id);
       });
     }
-    // Interleaved, 16 at a time.
+    // Interleaved, 8 at a time.
     work.sort((a, b) => (work.indexOf(a) * 7919) % work.length - (work.indexOf(b) * 7919) % work.length);
-    for (let i = 0; i < work.length; i += 16) await Promise.all(work.slice(i, i + 16).map((w) => w()));
+    for (let i = 0; i < work.length; i += 8) await Promise.all(work.slice(i, i + 8).map((w) => w()));
     for (const id of jobIds) {
       const job = await waitForJob(app.url, admin, id, 120_000);
       if (job.threadId) threadIds.add(job.threadId);
@@ -179,8 +179,8 @@ describe("usage and cost reconcile with the ledger", () => {
     }
     let jobsTotal = 0;
     for (const id of jobIds) {
-      const j = (await must(app.url, admin, `query($id: ID!) { job(id: $id) { cost status audit { cost toolsUsed { kind name status durationMs cost } } } }`, { id })).job;
-      expect(j.status).toBe("DONE");
+      const j = (await must(app.url, admin, `query($id: ID!) { job(id: $id) { cost status error audit { cost toolsUsed { kind name status durationMs cost } } } }`, { id })).job;
+      expect(j.status, j.error).toBe("DONE");
       // The tools-used contract: one model item per call, its cost summing to the job's.
       expect(j.audit.toolsUsed.every((t: { kind: string; status: string }) => t.kind === "model" && t.status === "ok")).toBe(true);
       expect(j.audit.toolsUsed.reduce((n: number, t: { cost: string }) => n + micros(t.cost), 0)).toBe(micros(j.cost));

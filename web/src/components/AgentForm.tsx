@@ -138,10 +138,26 @@ export function AgentForm({ agent, onSaved, submitLabel }: { agent?: Agent; onSa
               Insert example script
             </button>
           ) : null}
+          <label className="btn small" htmlFor={`${uid}-script-file`}>
+            Import file…
+          </label>
+          {/* A module file from disk replaces the editor's text; saving validates it (errors name line and column). */}
+          <input
+            id={`${uid}-script-file`}
+            type="file"
+            accept=".js,.mjs,text/javascript"
+            className="sr-only"
+            onChange={(e) => {
+              const file = e.currentTarget.files?.[0];
+              e.currentTarget.value = "";
+              if (file) void file.text().then((text) => set({ script: text }));
+            }}
+          />
         </div>
         <p className="help" id={`${uid}-script-help`}>
           JavaScript run in a sandbox for each webhook: <code>export default async function run(input, ctx)</code>. <code>input</code> is the webhook payload,{" "}
-          <code>ctx.chat({"{ model, messages }"})</code> calls a model, <code>ctx.log(…)</code> writes to the run's log, and the returned JSON is the job's result.
+          <code>ctx.chat({"{ model, messages }"})</code> calls a model, <code>ctx.fetch(url, init)</code> calls an allowlisted HTTPS API, <code>ctx.secrets.NAME</code>{" "}
+          reads a secret, <code>ctx.step(name, fn)</code> runs once per job, <code>ctx.log(…)</code> writes to the run's log, and the returned JSON is the job's result.
           Without a script the agent answers the payload as a chat message.
         </p>
         <CodeEditor

@@ -4,7 +4,7 @@ import { useAction } from "../hooks/useAction";
 import { go } from "../router";
 import { CopyField } from "./CopyField";
 import { Dialog } from "./Dialog";
-import { ErrorBox } from "./ErrorBox";
+import { FormActions } from "./FormActions";
 
 export function CreateTriggerButton({ agentId, disabled }: { agentId: string; disabled?: boolean }) {
   const [open, setOpen] = useState(false);
@@ -31,15 +31,7 @@ export function CreateTriggerButton({ agentId, disabled }: { agentId: string; di
           <label htmlFor={`${uid}-desc`}>Description (optional)</label>
           <input id={`${uid}-desc`} value={description} onChange={(e) => setDescription(e.target.value)} placeholder="e.g. New orders from the shop" maxLength={2000} />
           <p className="help">What sends to this webhook and why. A new trigger is active at once.</p>
-          <ErrorBox error={error} />
-          <div className="actions">
-            <button type="button" className="btn" onClick={() => setOpen(false)}>
-              Cancel
-            </button>
-            <button type="submit" className="btn primary" disabled={busy}>
-              {busy ? "Creating…" : "Create trigger"}
-            </button>
-          </div>
+          <FormActions error={error} busy={busy} onCancel={() => setOpen(false)} submit="Create trigger" busyLabel="Creating…" />
         </form>
       </Dialog>
       <Dialog open={!!created} title="Trigger created" onClose={() => (go(`triggers/${created!.trigger.id}`), setCreated(null))} wide>

@@ -7,7 +7,7 @@ import { ConfirmDialog } from "./ConfirmDialog";
 import { CredentialTable } from "./CredentialTable";
 import { Dialog } from "./Dialog";
 import { Empty } from "./Empty";
-import { ErrorBox } from "./ErrorBox";
+import { FormActions } from "./FormActions";
 import { ShownOnceDialog } from "./ShownOnceDialog";
 
 export function KeysPanel({ agent, reload }: { agent: Agent; reload: () => Promise<void> }) {
@@ -63,15 +63,7 @@ export function KeysPanel({ agent, reload }: { agent: Agent; reload: () => Promi
           <label htmlFor={`${uid}-kname`}>Key name</label>
           <input id={`${uid}-kname`} value={name} onChange={(e) => setName(e.target.value)} placeholder="e.g. production" maxLength={200} />
           <p className="help">Use one key per environment or client, so you can revoke one without touching the others.</p>
-          <ErrorBox error={error} />
-          <div className="actions">
-            <button type="button" className="btn" onClick={() => setCreating(false)}>
-              Cancel
-            </button>
-            <button type="submit" className="btn primary" disabled={busy}>
-              {busy ? "Creating…" : "Create key"}
-            </button>
-          </div>
+          <FormActions error={error} busy={busy} onCancel={() => setCreating(false)} submit="Create key" busyLabel="Creating…" />
         </form>
       </Dialog>
 

@@ -58,6 +58,7 @@ export function LogsPanel({ triggerId, initial, onChange }: { triggerId: string;
       <div className="panel-head">
         <h2 id="logs-h">Logs</h2>
         <span className={`live ${live ? "on" : ""}`}>{live ? "● Live" : "○ Polling"}</span>
+        <a href={`#/triggers/${triggerId}/jobs`}>All runs, a page at a time</a>
       </div>
       <ErrorBox error={error} />
       {logs.length === 0 ? (

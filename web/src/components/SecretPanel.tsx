@@ -4,6 +4,7 @@ import { ConfirmDialog } from "./ConfirmDialog";
 import { CopyButton } from "./CopyButton";
 import { Dialog } from "./Dialog";
 import { ErrorBox } from "./ErrorBox";
+import { FormActions } from "./FormActions";
 import { Notice } from "./Notice";
 import { Time } from "./Time";
 
@@ -125,15 +126,7 @@ export function SecretPanel({ trigger, onChange }: { trigger: Trigger; onChange:
           <p className="help" id={`${uid}-c-help`}>
             24 to 256 printable characters. The old secret keeps working for 24 hours, then stops.
           </p>
-          <ErrorBox error={customError} />
-          <div className="actions">
-            <button type="button" className="btn" onClick={() => setCustom(false)}>
-              Cancel
-            </button>
-            <button type="submit" className="btn primary" disabled={busy}>
-              Save secret
-            </button>
-          </div>
+          <FormActions error={customError} busy={busy} onCancel={() => setCustom(false)} submit="Save secret" />
         </form>
       </Dialog>
     </section>

@@ -13,14 +13,14 @@ const PAGE = 25;
 const STATUSES: (JobStatus | "")[] = ["", "QUEUED", "RUNNING", "DONE", "FAILED"];
 
 /** Every run of the account, newest first, a page at a time; `failed` narrows it to the failed runs. */
-export function JobsPage({ status }: { status?: JobStatus }) {
+export function JobsPage({ status, triggerId }: { status?: JobStatus; triggerId?: string }) {
   const uid = useId();
   const agents = useAsync(() => api.agents(), []);
-  const jobs = usePaged((after) => api.jobs(status ? { status } : {}, PAGE, after), [status]);
+  const jobs = usePaged((after) => api.jobs({ ...(status ? { status } : {}), ...(triggerId ? { triggerId } : {}) }, PAGE, after), [status, triggerId]);
   const [notice, setNotice] = useState<string>();
   const names = new Map(agents.data?.map((a) => [a.id, a.name]));
   // Live: any status change of the account's jobs refreshes the first page.
-  useEffect(() => subscribeJobs({}, () => void jobs.reload()), [status]);
+  useEffect(() => subscribeJobs(triggerId ? { triggerId } : {}, () => void jobs.reload()), [status, triggerId]);
   const onChanged = (j: JobSummary) => {
     setNotice(j.replayOf ? `Replay started as job ${j.id}.` : `Job ${j.id} is now ${j.status.toLowerCase()}${j.error ? `: ${j.error}` : ""}.`);
     void jobs.reload();
@@ -28,9 +28,14 @@ export function JobsPage({ status }: { status?: JobStatus }) {
   return (
     <section>
       <div className="page-head">
-        <h1>{status === "FAILED" ? "Failed jobs" : "Jobs"}</h1>
+        <h1>{triggerId ? "Runs of a trigger" : status === "FAILED" ? "Failed jobs" : "Jobs"}</h1>
       </div>
-      <div className="inline-form">
+      {triggerId ? (
+        <p className="crumbs">
+          <a href={`#/triggers/${triggerId}`}>Back to the trigger</a>
+        </p>
+      ) : null}
+      <div className="inline-form" hidden={!!triggerId}>
         <label htmlFor={`${uid}-status`}>Status</label>
         <select id={`${uid}-status`} value={status ?? ""} onChange={(e) => go(e.target.value ? `jobs/${e.target.value.toLowerCase()}` : "jobs")}>
           {STATUSES.map((s) => (

@@ -16,10 +16,11 @@ import { UsagePage } from "./UsagePage";
 const JOB_STATUSES = ["queued", "running", "done", "failed"];
 
 /** Which page a hash route shows (the route syntax itself lives in ../router.ts). */
-export function pageFor([section, id]: string[], refreshAccount: () => Promise<void>): ReactNode {
+export function pageFor([section, id, sub]: string[], refreshAccount: () => Promise<void>): ReactNode {
   if (section === "agents" && id === "new") return <NewAgentPage />;
   if (section === "agents" && id) return <AgentPage id={id} key={id} />;
   if (section === "agents") return <AgentsPage />;
+  if (section === "triggers" && id && sub === "jobs") return <JobsPage triggerId={id} key={`t-${id}`} />;
   if (section === "triggers" && id) return <TriggerPage id={id} key={id} onRun={refreshAccount} />;
   if (section === "triggers") return <TriggersPage />;
   if (section === "threads" && id) return <ThreadPage id={id} key={id} />;

@@ -1,8 +1,0 @@
-import type { RouteModule } from "./server.js";
-import { chatRoutes } from "../chat/routes.js";
-import { webhookRoutes } from "../webhooks/routes.js";
-import { jobRoutes } from "../webhooks/job-routes.js";
-import { consoleRoutes } from "../console/routes.js";
-
-/** The REST capabilities the API serves, in mount order. The web console comes last: it never shadows the API. */
-export const apiRoutes: RouteModule[] = [chatRoutes, webhookRoutes, jobRoutes, consoleRoutes];

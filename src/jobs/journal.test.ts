@@ -1,0 +1,206 @@
+import { createServer, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
+import { startTestApp, type TestApp } from "../../test/helpers/app.js";
+import { createAccount } from "../../test/helpers/graphql.js";
+import { startHttpsReceiver, type HttpsReceiver } from "../../test/helpers/https-receiver.js";
+import { makeTestCa, type TestCa } from "../../test/helpers/tls.js";
+import { spawnWorker, waitUntil, type WorkerProcess } from "../../test/helpers/worker-process.js";
+import { createAgent, createTrigger, getJson, gql, postWebhook, waitForJob } from "../../test/helpers/webhooks.js";
+
+/**
+ * Journaled steps across a worker crash: kill -9 of the worker process while the run's second
+ * step (an HTTP call) is in flight, then a new worker finishes the run. Fake model upstream and an
+ * HTTPS receiver on loopback count what was executed.
+ */
+describe("journaled steps survive kill -9 of the worker", () => {
+  let ca: TestCa;
+  let fake: FakeUpstream;
+  let receiver: HttpsReceiver;
+  let app: TestApp;
+  const workers: WorkerProcess[] = [];
+  let env: Record<string, string>;
+  // An OpenAI-compatible model that never answers the first "hold me" request: a call cut in flight.
+  let holding: Server;
+  const modelCalls: string[] = [];
+  const heldModelCalls: ServerResponse[] = [];
+
+  beforeAll(async () => {
+    holding = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { messages: { role: string; content: string }[] };
+      const last = body.messages.filter((m) => m.role === "user").at(-1)?.content ?? "";
+      modelCalls.push(last);
+      if (last === "hold me" && modelCalls.filter((c) => c === last).length === 1) return void heldModelCalls.push(res);
+      res.writeHead(200, { "content-type": "application/json" }).end(
+        JSON.stringify({ id: "x", object: "chat.completion", created: 0, model: "m", choices: [{ index: 0, message: { role: "assistant", content: `answer to ${last}` }, finish_reason: "stop" }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }),
+      );
+    });
+    await new Promise<void>((r) => holding.listen(0, "127.0.0.1", r));
+    ca = makeTestCa(["api.test"], ["127.0.0.1"]);
+    receiver = await startHttpsReceiver("127.0.0.1", ca);
+    fake = await startFakeUpstream();
+    env = {
+      PROVIDER_A_BASE_URL: fake.url,
+      PROVIDER_A_API_KEY: "test-key-a",
+      // Test only: the receiver is on loopback.
+      EGRESS_ALLOW_PRIVATE: "true",
+      EGRESS_RESOLVE: JSON.stringify({ "api.test": "127.0.0.1" }),
+      EGRESS_CA_FILE: ca.caFile,
+      SANDBOX_POOL_SIZE: "1",
+      OPENAI_COMPATIBLE_ROUTES: JSON.stringify({ "provider_a/model-2.0-flash": { baseUrl: `http://127.0.0.1:${(holding.address() as AddressInfo).port}/v1` } }),
+    };
+    app = await startTestApp({ env });
+  });
+  afterAll(async () => {
+    for (const w of workers) await w.kill("SIGKILL");
+    await app?.close();
+    await fake?.close();
+    await receiver?.close();
+    holding?.closeAllConnections();
+    await new Promise((r) => holding?.close(r));
+    ca?.cleanup();
+  });
+
+  it("chat, fetch, chat, fetch: completed steps run once, the cut one twice with one Idempotency-Key, each model call is paid once", async () => {
+    const { adminToken, accountId } = await createAccount(app.url, app.operatorToken, "journal", "10");
+    const agentId = await createAgent(app.url, adminToken, {
+      name: "four steps",
+      script: `export default async function run(input, ctx) {
+        const a = await ctx.chat({ messages: [{ role: "user", content: "step one" }] });
+        const b = await ctx.fetch(input.base + "/hold/two", { method: "POST", body: a.content });
+        const c = await ctx.chat({ messages: [{ role: "user", content: "step three after " + b.status }] });
+        const d = await ctx.fetch(input.base + "/four", { method: "POST", body: c.content });
+        return { a: a.content, b: b.status, c: c.content, d: d.status };
+      }`,
+    });
+    await gql(app.url, adminToken, `mutation($id: ID!) { setAgentEgress(agentId: $id, allow: ["api.test"]) { id } }`, { id: agentId });
+    const t = await createTrigger(app.url, adminToken, agentId);
+    const before = await app.runtime.pool.query<{ b: string }>("select balance_micros::text as b from accounts where id = $1", [accountId]);
+
+    workers.push(spawnWorker(app, env));
+    const posted = await postWebhook(app.url, t.id, JSON.stringify({ base: `https://api.test:${receiver.port}` }), { "x-trigger-secret": t.secret });
+    const jobId = posted.body.job_id as string;
+    // Step 1 is journaled and step 2 has reached the receiver, which holds its answer: kill now.
+    await waitUntil(() => receiver.held.length === 1, 180_000, "step 2 in flight");
+    await workers[0]!.kill("SIGKILL");
+    receiver.releaseHeld();
+
+    workers.push(spawnWorker(app, env));
+    const status = await waitForJob(app.url, jobId, { "x-trigger-secret": t.secret }, 180_000);
+    expect(status).toMatchObject({ status: "done", attempts: 2 });
+    const run = (await getJson(`${app.url}/api/runs/${jobId}`, { "x-trigger-secret": t.secret })).body;
+    expect(run.result).toMatchObject({ b: 200, d: 200 });
+
+    // Model calls: one per chat step.
+    const userTexts = fake.requests.map((r) => JSON.stringify(r.body));
+    expect(userTexts.filter((t) => t.includes("step one") && !t.includes("step three"))).toHaveLength(1);
+    expect(userTexts.filter((t) => t.includes("step three after 200"))).toHaveLength(1);
+    expect(fake.requests).toHaveLength(2);
+    // HTTP: the cut step twice with the same key, the last once.
+    const two = receiver.requests.filter((r) => r.path === "/hold/two");
+    expect(two).toHaveLength(2);
+    expect(two.map((r) => r.headers["idempotency-key"])).toEqual([`${jobId}:2:fetch`, `${jobId}:2:fetch`]);
+    const four = receiver.requests.filter((r) => r.path === "/four");
+    expect(four.map((r) => r.headers["idempotency-key"])).toEqual([`${jobId}:4:fetch`]);
+    // The journal: four steps done, only the cut one executed twice.
+    const steps = await app.runtime.pool.query("select key, status, executions, cost_micros from job_steps where job_id = $1 order by key", [jobId]);
+    expect(steps.rows.map((s) => [s.key, s.status, s.executions])).toEqual([
+      ["1:chat", "done", 1],
+      ["2:fetch", "done", 2],
+      ["3:chat", "done", 1],
+      ["4:fetch", "done", 1],
+    ]);
+    // Paid once per model call: two holds, the balance down by exactly the job's cost, which is the sum of its steps.
+    const stepCost = steps.rows.reduce((n, s) => n + Number(s.cost_micros), 0);
+    expect(stepCost).toBeGreaterThan(0);
+    const job = await app.runtime.pool.query("select cost_micros from jobs where id = $1", [jobId]);
+    expect(Number(job.rows[0].cost_micros)).toBe(stepCost);
+    const holds = await app.runtime.pool.query("select count(*)::int as n from ledger_entries where account_id = $1 and kind = 'hold'", [accountId]);
+    expect(holds.rows[0].n).toBe(2);
+    const after = await app.runtime.pool.query<{ b: string }>("select balance_micros::text as b from accounts where id = $1", [accountId]);
+    expect(Number(before.rows[0]!.b) - Number(after.rows[0]!.b)).toBe(stepCost);
+    // The audit entry lists the four calls in order.
+    const audit = await app.runtime.pool.query("select tools_used from audit_entries where job_id = $1", [jobId]);
+    expect((audit.rows[0].tools_used as { kind: string }[]).map((x) => x.kind)).toEqual(["model", "http", "model", "http"]);
+  }, 300_000);
+
+  it("ctx.step runs its function once per job and replays its stored value", async () => {
+    for (const w of workers) await w.kill("SIGKILL");
+    const { adminToken } = await createAccount(app.url, app.operatorToken, "steps", "10");
+    const agentId = await createAgent(app.url, adminToken, {
+      name: "steps",
+      script: `export default async function run(input, ctx) {
+        const first = await ctx.step("pick", async () => ({ at: input.n, list: [1, 2] }));
+        const inner = await ctx.step("outer", async () => (await ctx.fetch(input.base + "/hold/inner/" + input.n, { method: "POST" })).status);
+        const after = await ctx.fetch(input.base + "/after/" + input.n, { method: "POST" });
+        return { first, inner, after: after.status };
+      }`,
+    });
+    await gql(app.url, adminToken, `mutation($id: ID!) { setAgentEgress(agentId: $id, allow: ["api.test"]) { id } }`, { id: agentId });
+    const t = await createTrigger(app.url, adminToken, agentId);
+    workers.push(spawnWorker(app, env));
+    const posted = await postWebhook(app.url, t.id, JSON.stringify({ base: `https://api.test:${receiver.port}`, n: 5 }), { "x-trigger-secret": t.secret });
+    const jobId = posted.body.job_id as string;
+    await waitUntil(() => receiver.held.length === 1, 180_000, "inner fetch in flight");
+    await workers.at(-1)!.kill("SIGKILL");
+    receiver.releaseHeld();
+    workers.push(spawnWorker(app, env));
+    const status = await waitForJob(app.url, jobId, { "x-trigger-secret": t.secret }, 180_000);
+    expect(status.status).toBe("done");
+    const run = (await getJson(`${app.url}/api/runs/${jobId}`, { "x-trigger-secret": t.secret })).body;
+    expect(run.result).toEqual({ first: { at: 5, list: [1, 2] }, inner: 200, after: 200 });
+    const steps = await app.runtime.pool.query("select key, executions from job_steps where job_id = $1 order by key", [jobId]);
+    expect(steps.rows.map((s) => [s.key, s.executions])).toEqual([
+      ["1:step:pick", 1],
+      ["2:step:outer", 2],
+      ["3:fetch", 2],
+      ["4:fetch", 1],
+    ]);
+    expect(receiver.requests.filter((r) => r.path === "/after/5")).toHaveLength(1);
+  }, 300_000);
+
+  it("a model call cut in flight: the next attempt frees its thread lease and its hold, calls again, and the account pays only answered calls", async () => {
+    for (const w of workers) await w.kill("SIGKILL");
+    const { adminToken, accountId } = await createAccount(app.url, app.operatorToken, "cut-chat", "10");
+    const agentId = await createAgent(app.url, adminToken, {
+      name: "two chats",
+      script: `export default async function run(input, ctx) {
+        const a = await ctx.chat({ model: "provider_a/model-2.0-flash", messages: [{ role: "user", content: "first" }] });
+        const b = await ctx.chat({ model: "provider_a/model-2.0-flash", messages: [{ role: "user", content: "hold me" }] });
+        return { a: a.content, b: b.content };
+      }`,
+    });
+    const t = await createTrigger(app.url, adminToken, agentId);
+    const before = await app.runtime.pool.query<{ b: string }>("select balance_micros::text as b from accounts where id = $1", [accountId]);
+    workers.push(spawnWorker(app, env));
+    const posted = await postWebhook(app.url, t.id, "{}", { "x-trigger-secret": t.secret });
+    const jobId = posted.body.job_id as string;
+    await waitUntil(() => heldModelCalls.length === 1, 180_000, "the second model call in flight");
+    await workers.at(-1)!.kill("SIGKILL");
+    workers.push(spawnWorker(app, env));
+    const status = await waitForJob(app.url, jobId, { "x-trigger-secret": t.secret }, 180_000);
+    expect(status.status, status.error).toBe("done");
+    const run = (await getJson(`${app.url}/api/runs/${jobId}`, { "x-trigger-secret": t.secret })).body;
+    expect(run.result).toEqual({ a: "answer to first", b: "answer to hold me" });
+    expect(modelCalls.filter((c) => c === "first")).toHaveLength(1);
+    expect(modelCalls.filter((c) => c === "hold me")).toHaveLength(2);
+    const steps = await app.runtime.pool.query("select key, executions, cost_micros from job_steps where job_id = $1 order by key", [jobId]);
+    expect(steps.rows.map((s) => [s.key, s.executions])).toEqual([
+      ["1:chat", 1],
+      ["2:chat", 2],
+    ]);
+    // Three holds (the cut one among them), the cut one handed back whole; the balance is down by exactly the job's cost.
+    const ledger = await app.runtime.pool.query<{ kind: string; n: number }>("select kind, count(*)::int as n from ledger_entries where account_id = $1 and kind in ('hold', 'charge') group by kind", [accountId]);
+    expect(Object.fromEntries(ledger.rows.map((r) => [r.kind, r.n])).hold).toBe(3);
+    const stepCost = steps.rows.reduce((n, s) => n + Number(s.cost_micros), 0);
+    const after = await app.runtime.pool.query<{ b: string }>("select balance_micros::text as b from accounts where id = $1", [accountId]);
+    expect(stepCost).toBeGreaterThan(0);
+    expect(Number(before.rows[0]!.b) - Number(after.rows[0]!.b)).toBe(stepCost);
+    // The run's thread holds both turns, once each, and is free again.
+    const thread = await app.runtime.pool.query("select busy_until, message_count from threads where id = $1", [run.thread_id]);
+    expect(thread.rows[0]).toMatchObject({ busy_until: null, message_count: 4 });
+  }, 300_000);
+});

@@ -1,0 +1,60 @@
+import type pg from "pg";
+
+/**
+ * The run journal in PostgreSQL (`job_steps`, DESIGN §13, ARCHITECTURE.md "Automation journal").
+ * Keyed by job id and the step's position, so any worker that picks the run up after a crash
+ * reads what the dead one completed.
+ */
+
+export interface StepRecord {
+  status: "started" | "done";
+  result: unknown;
+  costMicros: number;
+  executions: number;
+  seqAfter: number | null;
+}
+
+export class Journal {
+  constructor(
+    private readonly db: pg.Pool,
+    readonly jobId: string,
+  ) {}
+
+  /** Every step of the job, by key (one read when an attempt starts). */
+  async load(): Promise<Map<string, StepRecord>> {
+    const { rows } = await this.db.query<StepRecord & { key: string }>(
+      `select key, status, result, cost_micros as "costMicros", executions, seq_after as "seqAfter" from job_steps where job_id = $1`,
+      [this.jobId],
+    );
+    return new Map(rows.map((r) => [r.key, r]));
+  }
+
+  /** Records that a step is being executed (again, if a crash cut an earlier execution). */
+  async start(key: string, kind: string): Promise<void> {
+    await this.db.query(
+      `insert into job_steps (job_id, key, kind, status, executions, started_at) values ($1, $2, $3, 'started', 1, now())
+       on conflict (job_id, key) do update set executions = job_steps.executions + 1, started_at = now()`,
+      [this.jobId, key, kind],
+    );
+  }
+
+  /** Notes what a started step holds while in flight (a model call's hold and thread lease), for recovery after a crash. */
+  async inflight(key: string, info: unknown): Promise<void> {
+    await this.db.query("update job_steps set result = $3::jsonb where job_id = $1 and key = $2 and status = 'started'", [this.jobId, key, JSON.stringify(info)]);
+  }
+
+  /** Stores a completed step; once done, a step is never executed again for this job. */
+  async finish(key: string, kind: string, result: unknown, costMicros: number, seqAfter: number): Promise<void> {
+    await this.db.query(
+      `insert into job_steps (job_id, key, kind, status, result, cost_micros, seq_after, finished_at) values ($1, $2, $3, 'done', $4::jsonb, $5, $6, now())
+       on conflict (job_id, key) do update set status = 'done', result = $4::jsonb, cost_micros = $5, seq_after = $6, finished_at = now()`,
+      [this.jobId, key, kind, JSON.stringify(result ?? null), costMicros, seqAfter],
+    );
+  }
+
+  /** What the job actually paid: the sum over its completed steps, whichever attempt ran them. */
+  async cost(): Promise<number> {
+    const { rows } = await this.db.query<{ c: string }>("select coalesce(sum(cost_micros), 0)::text as c from job_steps where job_id = $1", [this.jobId]);
+    return Number(rows[0]?.c ?? 0);
+  }
+}

@@ -1,0 +1,250 @@
+import { releaseUnsettledHold } from "../billing/ledger.js";
+import { runChatTurn } from "../chat/engine.js";
+import { releaseLeftLease } from "../threads/store.js";
+import { EgressError, type Egress } from "../egress/fetch.js";
+import { AppError } from "../errors/app-error.js";
+import { unavailableError } from "../errors/unavailable.js";
+import { HostCallError } from "../sandbox/index.js";
+import type { Runtime } from "../runtime/runtime.js";
+import type { Journal, StepRecord } from "./journal.js";
+import type { Redactor } from "./redact.js";
+
+/** One item of the audit entry's "tools used" (contract shared with the operations API). */
+export interface ToolUse {
+  kind: "model" | "http";
+  name: string;
+  status: number | string;
+  durationMs: number;
+  costMicros: number;
+}
+
+/** The job a run belongs to (its ids go onto the ledger rows of its model calls). */
+export interface RunJob {
+  id: string;
+  accountId: string;
+  agentId: string;
+  triggerId: string | null;
+}
+
+/** Runs one model call of a run and records it in the tools used, whether it succeeds or not. */
+export async function usingModel<T extends { model: string; costMicros: number }>(
+  execution: Execution,
+  model: string | null,
+  call: () => Promise<T>,
+  onTool?: (tool: ToolUse) => void,
+): Promise<T> {
+  const started = performance.now();
+  try {
+    const r = await call();
+    const tool: ToolUse = { kind: "model", name: r.model, status: "ok", durationMs: Math.round(performance.now() - started), costMicros: r.costMicros };
+    execution.toolsUsed.push(tool);
+    onTool?.(tool);
+    return r;
+  } catch (err) {
+    const status = err instanceof AppError ? err.code : "error";
+    execution.toolsUsed.push({ kind: "model", name: model ?? "default", status, durationMs: Math.round(performance.now() - started), costMicros: 0 });
+    throw err;
+  }
+}
+
+/** What one execution of an agent produced; filled as the run goes, so a failure still reports it. */
+export interface Execution {
+  result: unknown;
+  threadId: string | null;
+  costMicros: number;
+  logs: string[];
+  modelCalls: { model: string; usage: unknown; costMicros: number }[];
+  toolsUsed: ToolUse[];
+}
+
+/** A journaled result: the script's value plus what the audit entry records about the call. */
+interface Stored {
+  value: unknown;
+  tool?: ToolUse;
+  threadId?: string;
+  modelCall?: Execution["modelCalls"][number];
+}
+
+/** What a model-call step holds while in flight (stored in its `started` journal row). */
+interface InFlightTurn {
+  holdReference: string;
+  threadId: string;
+}
+
+const MAX_LOG_LINE = 4000;
+const MAX_STEP_NAME = 120;
+
+export interface HostDeps {
+  runtime: Runtime;
+  job: RunJob;
+  journal: Journal;
+  steps: Map<string, StepRecord>;
+  egress: Egress;
+  egressAllow: string[];
+  redact: Redactor;
+  maxLogLines: number;
+  execution: Execution;
+}
+
+/**
+ * The host side of a script's `ctx`: every ctx.chat, ctx.fetch and ctx.step is a journaled step
+ * keyed by its position in the run (`<seq>:<kind>[:<name>]`). A step the journal has as done is
+ * answered from it; anything else is executed and stored. Like a Temporal workflow, a script
+ * must make its journaled calls in the same order on every attempt for replay to line up.
+ */
+export class ScriptHost {
+  private seq = 0;
+  private readonly open = new Set<string>();
+  private truncated = false;
+
+  constructor(private readonly d: HostDeps) {}
+
+  log(line: string): void {
+    const { logs } = this.d.execution;
+    if (logs.length >= this.d.maxLogLines) {
+      if (!this.truncated) logs.push(`… truncated: only the first ${this.d.maxLogLines} ctx.log lines are kept`);
+      this.truncated = true;
+      return;
+    }
+    const clean = this.d.redact.text(line);
+    logs.push(clean.length > MAX_LOG_LINE ? `${clean.slice(0, MAX_LOG_LINE)}… [line truncated]` : clean);
+  }
+
+  call(method: string, args: unknown): Promise<unknown> {
+    switch (method) {
+      case "chat":
+        return this.journaled("chat", undefined, (key) => this.chat(args, key));
+      case "fetch":
+        return this.journaled("fetch", undefined, (key) => this.fetch(args, key));
+      case "step:begin":
+        return this.stepBegin(args);
+      case "step:end":
+        return this.stepEnd(args);
+      default:
+        throw new HostCallError(`ctx.${method} is not available`);
+    }
+  }
+
+  private nextKey(kind: string, name?: string): string {
+    return `${++this.seq}:${kind}${name ? `:${name}` : ""}`;
+  }
+
+  private replay(stored: Stored): unknown {
+    if (stored.tool) this.d.execution.toolsUsed.push(stored.tool);
+    if (stored.modelCall) this.d.execution.modelCalls.push(stored.modelCall);
+    if (stored.threadId) this.d.execution.threadId = stored.threadId;
+    return stored.value;
+  }
+
+  private async journaled(kind: string, name: string | undefined, run: (key: string) => Promise<{ stored: Stored; cost: number }>): Promise<unknown> {
+    const key = this.nextKey(kind, name);
+    const done = this.d.steps.get(key);
+    if (done?.status === "done") return this.replay(done.result as Stored);
+    if (done?.status === "started" && kind === "chat") await this.recoverCutTurn(done.result as InFlightTurn | null);
+    await this.d.journal.start(key, kind);
+    const { stored, cost } = await run(key);
+    const clean = this.d.redact.json(stored);
+    await this.d.journal.finish(key, kind, clean, cost, this.seq);
+    return clean.value;
+  }
+
+  /**
+   * A model call cut by a crash left its thread leased and its hold placed: if the turn never
+   * finished (the lease is still there), free both, so the re-executed call can use the run's
+   * thread and the account pays only for calls that answered.
+   */
+  private async recoverCutTurn(inflight: InFlightTurn | null): Promise<void> {
+    if (!inflight?.holdReference || !inflight.threadId) return;
+    const { pool } = this.d.runtime;
+    if (await releaseLeftLease(pool, inflight.threadId)) await releaseUnsettledHold(pool, this.d.job.accountId, inflight.holdReference);
+  }
+
+  private async chat(raw: unknown, key: string): Promise<{ stored: Stored; cost: number }> {
+    const args = (raw ?? {}) as { model?: unknown; messages?: unknown; maxTokens?: unknown; max_tokens?: unknown };
+    if (!Array.isArray(args.messages)) throw new HostCallError("ctx.chat needs { model, messages: [{ role, content }] }");
+    const maxTokens = args.maxTokens ?? args.max_tokens;
+    const { execution, job } = this.d;
+    let inflight: Promise<void> | undefined;
+    let tool: ToolUse | undefined;
+    const model = typeof args.model === "string" ? args.model : null;
+    const r = await usingModel(execution, model, () => runChatTurn(this.d.runtime, {
+      accountId: job.accountId,
+      agentId: job.agentId,
+      // Every ctx.chat of one run goes to the same thread, so the run's conversation is kept together.
+      threadId: execution.threadId,
+      model,
+      // A secret never reaches the thread (or the model).
+      messages: this.d.redact.json(args.messages) as { role: "system" | "user" | "assistant"; content: string }[],
+      maxTokens: typeof maxTokens === "number" ? maxTokens : undefined,
+      run: { jobId: job.id, triggerId: job.triggerId },
+    }, {
+      // Recorded before the upstream call, so a crash mid-call can be cleaned up by the next attempt.
+      onStart: ({ id, threadId }) => {
+        inflight = this.d.journal.inflight(key, { holdReference: id, threadId } satisfies InFlightTurn).catch(() => {});
+      },
+    }), (t) => (tool = t)).catch((err: unknown) => {
+      // Request-shape problems are the script's to handle (it can catch them); others abort the run.
+      if (err instanceof AppError && ["invalid_request_error", "validation_failed", "model_not_found"].includes(err.code)) throw new HostCallError(err.message);
+      // A database outage is no fault of the script: abort the run as retryable (service_unavailable).
+      throw unavailableError(err) ?? err;
+    });
+    await inflight;
+    execution.threadId = r.threadId;
+    const modelCall = { model: r.model, usage: r.usage, costMicros: r.costMicros };
+    execution.modelCalls.push(modelCall);
+    return { stored: { value: { content: r.content, usage: r.usage, model: r.model }, tool, threadId: r.threadId, modelCall }, cost: r.costMicros };
+  }
+
+  private async fetch(raw: unknown, key: string): Promise<{ stored: Stored; cost: number }> {
+    const a = (raw ?? {}) as { url?: unknown; method?: unknown; headers?: unknown; body?: unknown };
+    const method = typeof a.method === "string" ? a.method.toUpperCase() : "GET";
+    const url = typeof a.url === "string" ? a.url : "";
+    let host = "?";
+    try {
+      host = new URL(url).host;
+    } catch {
+      /* named in the error below */
+    }
+    const headers: Record<string, string> = {};
+    if (a.headers && typeof a.headers === "object") for (const [k, v] of Object.entries(a.headers)) headers[k] = String(v);
+    const tool: ToolUse = { kind: "http", name: this.d.redact.text(`${method} ${host}`), status: "failed", durationMs: 0, costMicros: 0 };
+    const started = Date.now();
+    try {
+      const res = await this.d.egress(
+        { url, method, headers, body: typeof a.body === "string" ? a.body : undefined },
+        { allow: this.d.egressAllow, idempotencyKey: `${this.d.job.id}:${key}` },
+      );
+      tool.status = res.status;
+      return { stored: { value: res, tool }, cost: 0 };
+    } catch (err) {
+      if (!(err instanceof EgressError)) throw err;
+      tool.status = err.refused ? "refused" : "failed";
+      throw new HostCallError(this.d.redact.text(err.message));
+    } finally {
+      tool.durationMs = Date.now() - started;
+      this.d.execution.toolsUsed.push(tool);
+    }
+  }
+
+  private async stepBegin(raw: unknown): Promise<{ done: true; value: unknown } | { done: false; key: string }> {
+    const name = String((raw as { name?: unknown })?.name ?? "").slice(0, MAX_STEP_NAME);
+    const key = this.nextKey("step", name);
+    const done = this.d.steps.get(key);
+    if (done?.status === "done") {
+      // Whatever ran inside the step ran then; skip its keys so later calls line up.
+      this.seq = Math.max(this.seq, done.seqAfter ?? this.seq);
+      return { done: true, value: this.replay(done.result as Stored) };
+    }
+    await this.d.journal.start(key, "step");
+    this.open.add(key);
+    return { done: false, key };
+  }
+
+  private async stepEnd(raw: unknown): Promise<unknown> {
+    const { key, value } = (raw ?? {}) as { key?: unknown; value?: unknown };
+    if (typeof key !== "string" || !this.open.delete(key)) throw new HostCallError("ctx.step: unknown step");
+    const stored = this.d.redact.json({ value } as Stored);
+    await this.d.journal.finish(key, "step", stored, 0, this.seq);
+    return stored.value;
+  }
+}

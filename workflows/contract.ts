@@ -1,0 +1,28 @@
+/**
+ * The contract between the `agentRun` workflow and the processes that start and run it: workflow
+ * names, the failure types it never retries, and the shape of the run limits its first activity
+ * hands it. Imported by the workflow bundle, so it must import nothing.
+ */
+
+export const AGENT_RUN_WORKFLOW = "agentRun";
+export const PURGE_WORKFLOW = "purgePayloads";
+
+/** Failure types the workflow never retries: the same input would fail the same way. */
+export const FAILURE = {
+  script: "ScriptError",
+  validation: "ValidationError",
+  balance: "InsufficientBalance",
+  gone: "JobGone",
+} as const;
+export const NON_RETRYABLE_TYPES: string[] = Object.values(FAILURE);
+
+/** A dead worker's run moves to a live one once this much time passes without a heartbeat. */
+export const HEARTBEAT_TIMEOUT_MS = 5000;
+export const HEARTBEAT_EVERY_MS = 1000;
+
+/** What the execution activity may take, from the agent's run limits (config/config.ts). */
+export interface RunTimeouts {
+  /** Start-to-close of one execution attempt: the wall-time limit plus time to store the output. */
+  executionTimeoutMs: number;
+  heartbeatTimeoutMs: number;
+}
