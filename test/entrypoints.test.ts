@@ -54,6 +54,18 @@ describe("production entry points", () => {
     expect(p.output()).not.toMatch(/\n\s+at /);
   });
 
+  it("exit 1 with one clear line (no stack trace, no password) when PostgreSQL is unreachable", async () => {
+    const closed = await freePort();
+    const unreachable = `postgres://agw:s3cretpw@127.0.0.1:${closed}/agw`;
+    for (const name of ["serve", "worker"]) {
+      const p = run(name, { ...env, PORT: String(await freePort()), DATABASE_URL: unreachable });
+      expect(await p.exited).toBe(1);
+      expect(p.output()).toMatch(new RegExp(`npm run ${name} could not start: .*Check that PostgreSQL`));
+      expect(p.output()).not.toMatch(/\n\s+at /);
+      expect(p.output()).not.toContain("s3cretpw");
+    }
+  });
+
   it("serve answers /readyz, worker runs workflows, both stop cleanly on SIGTERM", async () => {
     const port = await freePort();
     const api = run("serve", { ...env, PORT: String(port) });

@@ -197,11 +197,16 @@ export interface Config {
   defaultRateLimitPerMinute: number;
   /** Run limits, the one source for the sandbox and the workflow's timeouts (per agent within these maxima). */
   sandbox: {
+    /** CPU time the script itself may use (the sandbox thread's CPU, not time spent awaiting). */
     cpuTimeMs: number;
+    /** Wall time of one run, awaits included. */
     wallTimeMs: number;
     memoryMb: number;
+    /** ctx.chat, ctx.fetch and ctx.step calls per run. */
     maxHostCalls: number;
+    /** ctx.log lines delivered to `onLog` (one more is delivered so the host can mark truncation). */
     maxLogLines: number;
+    /** Size of the JSON result. */
     maxResultBytes: number;
     maxScriptBytes: number;
     poolSize: number;

@@ -1,3 +1,4 @@
+import type { Config } from "../config/config.js";
 import { AsyncResource } from "node:async_hooks";
 import { Worker } from "node:worker_threads";
 import { jsonTooDeep, MAX_JSON_DEPTH } from "../infra/json.js";
@@ -8,19 +9,8 @@ import { jsonTooDeep, MAX_JSON_DEPTH } from "../infra/json.js";
  * terminates a thread that overstays the wall-clock deadline and starts a fresh one.
  */
 
-export interface SandboxLimits {
-  /** CPU time the script itself may use (the sandbox thread's CPU, not time spent awaiting). */
-  cpuTimeMs: number;
-  /** Wall time of one run, awaits included. */
-  wallTimeMs: number;
-  memoryMb: number;
-  /** ctx.chat, ctx.fetch and ctx.step calls per run. */
-  maxHostCalls: number;
-  /** ctx.log lines delivered to `onLog` (one more is delivered so the host can mark truncation). */
-  maxLogLines: number;
-  /** Size of the JSON result. */
-  maxResultBytes: number;
-}
+/** The limits of one run: the configured ones (config.sandbox, documented there), or an agent's lower ones. */
+export type SandboxLimits = Omit<Config["sandbox"], "maxScriptBytes" | "poolSize">;
 
 /** `chat`, `fetch`, `step:begin`, `step:end`; resolves with a JSON value for the script. */
 export type HostCall = (method: string, args: unknown) => Promise<unknown>;

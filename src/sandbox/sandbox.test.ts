@@ -62,7 +62,9 @@ describe("QuickJS sandbox", () => {
 
   it("fails a memory bomb at the memory cap without harming the host", async () => {
     const before = process.memoryUsage().rss;
-    const e = await failure(run("const a = []; for (;;) a.push('x'.repeat(1 << 16) + a.length);"));
+    // A CPU budget well above what filling 64 MB takes, so a loaded machine still meets the memory cap first.
+    const bomb = "export default async function run() { const a = []; for (;;) a.push('x'.repeat(1 << 16) + a.length); }";
+    const e = await failure(pool.run({ source: bomb, input: null, limits: { ...limits, cpuTimeMs: 20_000 } }));
     expect(e.kind).toBe("memory");
     expect(e.message).toMatch(/memory limit of 64 MB/);
     expect(process.memoryUsage().rss - before).toBeLessThan(512 * 1024 * 1024);
@@ -95,7 +97,9 @@ describe("QuickJS sandbox", () => {
 
   it("runs 20 scripts at once while another thread is stuck in a loop", async () => {
     let loopSettled = false;
-    const loop = failure(run("while (true) {}")).finally(() => (loopSettled = true));
+    // A longer CPU budget than the other tests: under heavy machine load the 20 short runs must
+    // still fit inside the loop's lifetime, or the test would prove nothing.
+    const loop = failure(pool.run({ source: "export default async function run() { while (true) {} }", input: null, limits: { ...limits, cpuTimeMs: 6000 } })).finally(() => (loopSettled = true));
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => run("return input * 2;", i)));
     expect(results).toEqual(Array.from({ length: 20 }, (_, i) => i * 2));
     expect(loopSettled).toBe(false); // the 20 finished while the loop was still running
