@@ -66,8 +66,9 @@ describe("chat facade via the OpenAI Python SDK", () => {
     expect(out.streamed).toContain("stream");
     expect(out.stream_thread_ids).toBe(1);
     expect(out.continued_thread_id).toBe(out.thread_id);
-    const t = await gql(app.url, admin, `query($id: ID!) { thread(id: $id) { messages { role content } } }`, { id: out.thread_id });
-    expect(t.data!.thread.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
-    expect(t.data!.thread.messages[2].content).toBe("again");
+    const t = await gql(app.url, admin, `query($id: ID!) { thread(id: $id) { messages { edges { node { role content } } } } }`, { id: out.thread_id });
+    const messages = t.data!.thread.messages.edges.map((e: any) => e.node);
+    expect(messages.map((m: any) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+    expect(messages[2].content).toBe("again");
   });
 });

@@ -149,14 +149,44 @@ describe("chat facade via the OpenAI Node SDK", () => {
         { role: "user", content: "what is my name?" },
       ],
     });
-    const t = await gql(app.url, admin, `query($id: ID!) { thread(id: $id) { id agentId messages { role content createdAt } } }`, { id: first.thread_id });
+    const t = await gql(app.url, admin, `query($id: ID!) { thread(id: $id) { id agentId messages { edges { node { role content createdAt } } } } }`, { id: first.thread_id });
     expect(t.data!.thread.agentId).toBe(agentId);
-    expect(t.data!.thread.messages.map((m: any) => `${m.role}:${m.content}`)).toEqual([
+    expect(t.data!.thread.messages.edges.map((e: any) => e.node).map((m: any) => `${m.role}:${m.content}`)).toEqual([
       "user:my name is Bob",
       "assistant:Hello from B",
       "user:what is my name?",
       "assistant:Hello from B",
     ]);
+  });
+
+  it("Thread.messages is a connection: default page 50, seq ascending, every message once across pages, checked first/after", async () => {
+    const history = Array.from({ length: 59 }, (_, i) => ({ role: i % 2 === 0 ? "user" : "assistant", content: `m${i + 1}` })) as any[];
+    const r: any = await client.chat.completions.create({ model: "provider_b/model-sonnet-4-6", messages: history });
+    const q = `query($id: ID!, $n: Int, $a: String) { thread(id: $id) { messages(first: $n, after: $a) { edges { cursor node { seq content } } pageInfo { hasNextPage endCursor } } } }`;
+    const page = async (n: number | null, a: string | null) => {
+      const d = await gql(app.url, admin, q, { id: r.thread_id, n, a });
+      if (!d.data) throw new Error(JSON.stringify(d.errors));
+      return d.data.thread.messages as { edges: { cursor: string; node: { seq: number; content: string } }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
+    };
+    const first = await page(null, null);
+    expect(first.edges).toHaveLength(50);
+    expect(first.pageInfo.hasNextPage).toBe(true);
+    const seen: { seq: number; content: string }[] = [];
+    let after: string | null = null;
+    for (;;) {
+      const p = await page(7, after);
+      seen.push(...p.edges.map((e) => e.node));
+      if (!p.pageInfo.hasNextPage) break;
+      after = p.pageInfo.endCursor;
+    }
+    expect(seen.map((m) => m.seq)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+    expect(seen.slice(0, 59).map((m) => m.content)).toEqual(history.map((m) => m.content));
+    expect(first.edges.map((e) => e.node)).toEqual(seen.slice(0, 50));
+    for (const [n, a, param] of [[201, null, "first"], [-1, null, "first"], [5, "not-a-cursor", "after"]] as const) {
+      const bad = await gql(app.url, admin, q, { id: r.thread_id, n, a });
+      expect(bad.status).toBe(200);
+      expect(bad.errors?.[0]?.extensions).toMatchObject({ code: "BAD_USER_INPUT", param });
+    }
   });
 
   it("accepts the key in X-API-Key", async () => {

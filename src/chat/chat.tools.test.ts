@@ -343,8 +343,8 @@ describe("chat facade: tools, images, structured output (OpenAI Node SDK)", () =
     const first: any = await client.chat.completions.create({ model: MODELS.b, messages: [{ role: "user", content: "weather?" }], tools: [weather] });
     const call = first.choices[0].message.tool_calls[0];
     await client.chat.completions.create({ model: MODELS.b, messages: [{ role: "tool", tool_call_id: call.id, content: "sunny" }], tools: [weather], thread_id: first.thread_id } as any);
-    const t = await gql(app.url, admin, `query($id: ID!) { thread(id: $id) { messages { role content toolCallId toolCalls { id name arguments } } } }`, { id: first.thread_id });
-    expect(t.data!.thread.messages).toEqual([
+    const t = await gql(app.url, admin, `query($id: ID!) { thread(id: $id) { messages { edges { node { role content toolCallId toolCalls { id name arguments } } } } } }`, { id: first.thread_id });
+    expect(t.data!.thread.messages.edges.map((e: any) => e.node)).toEqual([
       { role: "user", content: "weather?", toolCallId: null, toolCalls: null },
       { role: "assistant", content: "Let me check.", toolCallId: null, toolCalls: [{ id: call.id, name: "get_weather", arguments: '{"city":"Paris"}' }] },
       { role: "tool", content: "sunny", toolCallId: call.id, toolCalls: null },

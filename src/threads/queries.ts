@@ -27,11 +27,6 @@ export async function findThread(db: pg.Pool, accountId: string, id: string): Pr
   return rows[0];
 }
 
-export async function allMessages(db: pg.Pool, threadId: string): Promise<MessageRow[]> {
-  const { rows } = await db.query<MessageRow>(`select ${MESSAGE_COLUMNS} from messages where thread_id = $1 order by seq`, [threadId]);
-  return rows;
-}
-
 /** Messages in conversation order (seq ascending); the cursor is the seq. */
 export async function pageMessages(db: pg.Pool, threadId: string, first: number, after: string | null | undefined): Promise<Connection<MessageRow>> {
   const cursor = decodeCursor(after, ["number"] as const);

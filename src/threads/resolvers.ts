@@ -4,7 +4,7 @@ import { connectionComplexity, connectionOf, pageSize, PageArgs, type Connection
 import { accountOf, type GraphQLContext } from "../graphql/context.js";
 import { spentBy } from "../billing/usage.js";
 import { formatUsd } from "../infra/money.js";
-import { allMessages, findThread, pageAgentThreads, pageMessages, type MessageRow } from "./queries.js";
+import { findThread, pageAgentThreads, pageMessages, type MessageRow } from "./queries.js";
 
 @ObjectType("ThreadToolCall", { description: "A function call the model made (OpenAI tool_calls)" })
 export class ThreadToolCallType {
@@ -49,18 +49,13 @@ export class ThreadResolver {
     return row ? Object.assign(new ThreadType(), row, { accountId }) : null;
   }
 
-  @FieldResolver(() => [ThreadMessageType], { description: "Every message, in order (for long threads, page with messagesConnection)" })
-  async messages(@Root() thread: ThreadType, @Ctx() ctx: GraphQLContext): Promise<ThreadMessageType[]> {
-    return (await allMessages(ctx.runtime.pool, thread.id)).map(message);
-  }
-
   @FieldResolver(() => String, { description: "USD spent on the thread's model calls, decimal string (the sum of its ledger rows)" })
   async cost(@Root() thread: ThreadType, @Ctx() ctx: GraphQLContext): Promise<string> {
     return formatUsd(await spentBy(ctx.runtime.pool, thread.accountId, "thread_id", thread.id));
   }
 
-  @FieldResolver(() => ThreadMessageConnection, { description: "The messages in order, a page at a time", complexity: connectionComplexity })
-  async messagesConnection(@Root() thread: ThreadType, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: GraphQLContext): Promise<Connection<ThreadMessageType>> {
+  @FieldResolver(() => ThreadMessageConnection, { description: "The messages in conversation order (seq ascending), a page at a time", complexity: connectionComplexity })
+  async messages(@Root() thread: ThreadType, @Args(() => PageArgs) page: PageArgs, @Ctx() ctx: GraphQLContext): Promise<Connection<ThreadMessageType>> {
     const conn = await pageMessages(ctx.runtime.pool, thread.id, pageSize(page.first), page.after);
     return { ...conn, edges: conn.edges.map((e) => ({ cursor: e.cursor, node: message(e.node) })) };
   }

@@ -102,14 +102,14 @@ describe("pagination and query cost", () => {
   });
 
   it("query cost is limited, counting each connection's rows: the error names the limit", async () => {
-    const nested = `{ jobs(first: 200) { edges { node { id } } } agents { threads(first: 200) { edges { node { messagesConnection(first: 200) { edges { node { content } } } } } } } }`;
+    const nested = `{ jobs(first: 200) { edges { node { id } } } agents { threads(first: 200) { edges { node { messages(first: 200) { edges { node { content } } } } } } } }`;
     const r = await gql(app.url, admin, nested);
     expect(r.status).toBe(400);
     expect(r.errors?.[0]?.extensions).toMatchObject({ code: "QUERY_TOO_COSTLY", limit: app.config.graphqlMaxCost });
     expect(r.errors?.[0]?.message).toContain("GRAPHQL_MAX_COST");
     expect(r.data ?? null).toBeNull();
     // Variables count too: the same query is cheap with a small page.
-    const q = `query($n: Int) { agents { threads(first: $n) { edges { node { messagesConnection(first: $n) { edges { node { content } } } } } } } }`;
+    const q = `query($n: Int) { agents { threads(first: $n) { edges { node { messages(first: $n) { edges { node { content } } } } } } } }`;
     expect((await gql(app.url, admin, q, { n: 200 })).errors?.[0]?.extensions?.code).toBe("QUERY_TOO_COSTLY");
     expect((await gql(app.url, admin, q, { n: 10 })).errors).toBeUndefined();
   });
@@ -123,7 +123,7 @@ describe("pagination and query cost", () => {
           c.subscribe({ query }, { next: (v) => (result = v as typeof result), error: (e) => resolve({ errors: Array.isArray(e) ? e : [{ extensions: { error: String(e) } }] }), complete: () => resolve(result) });
           void reject;
         });
-      const costly = await run(`{ agents { threads(first: 200) { edges { node { messagesConnection(first: 200) { edges { node { content } } } } } } } }`);
+      const costly = await run(`{ agents { threads(first: 200) { edges { node { messages(first: 200) { edges { node { content } } } } } } } }`);
       expect(costly.errors?.[0]?.extensions).toMatchObject({ code: "QUERY_TOO_COSTLY", limit: app.config.graphqlMaxCost });
       expect(costly.errors?.[0]?.extensions).not.toHaveProperty("http");
       const cheap = await run(`{ jobs(first: 2) { edges { node { id } } } }`);
