@@ -81,7 +81,7 @@ export async function startServe(
 export async function startDevLauncher(name: string, root: string, dataDir: string, env: Record<string, string>): Promise<RunningGateway> {
   const port = await freePort();
   const script = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).scripts.start as string;
-  const proc = startProcess(name, "sh", ["-c", `exec ${script}`], {
+  const proc = startProcess(name, "sh", ["-c", script], {
     cwd: root,
     group: true,
     env: { NODE_ENV: "development", PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, OPERATOR_TOKEN, SECRET_ENCRYPTION_KEY, LOG_LEVEL: GATEWAY_LOG_LEVEL, ...env },
