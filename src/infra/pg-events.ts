@@ -74,23 +74,29 @@ export class PgEvents {
     }, delay).unref();
   }
 
+  /**
+   * Registers `handler` before anything can fail, and never rejects: a LISTEN lost with its
+   * connection (a database going down mid-start) is issued again by the reconnect, which LISTENs
+   * every registered channel — a rejected subscribe would have left the handler out for good.
+   */
   async subscribe(channel: string, handler: Handler): Promise<() => void> {
     let set = this.handlers.get(channel);
+    const fresh = !set;
     if (!set) {
       set = new Set();
       this.handlers.set(channel, set);
-      const client = this.client;
-      // One statement at a time on the listener connection (pg deprecates overlapping queries).
-      if (client) {
-        const run = this.listening.then(() => client.query(`LISTEN ${quoteIdent(channel)}`));
-        this.listening = run.then(
-          () => {},
-          () => {},
-        );
-        await run;
-      }
     }
     set.add(handler);
+    const client = this.client;
+    // One statement at a time on the listener connection (pg deprecates overlapping queries).
+    if (fresh && client) {
+      const run = this.listening.then(() => client.query(`LISTEN ${quoteIdent(channel)}`));
+      this.listening = run.then(
+        () => {},
+        () => {},
+      );
+      await run.catch((err) => this.log.warn({ err, channel }, "LISTEN failed; the listener issues it again when it reconnects"));
+    }
     return () => set!.delete(handler);
   }
 
