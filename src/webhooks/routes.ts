@@ -10,6 +10,7 @@ import { triggerCache, type CachedTrigger } from "../triggers/cache.js";
 import { clock } from "../triggers/clock.js";
 import { validSecrets } from "../triggers/secrets.js";
 import { acceptWebhook } from "./accept.js";
+import { webhookServices } from "./services.js";
 import { authenticateWebhook } from "./auth.js";
 import { checkJsonDepth, drain, isJsonContentType, MAX_BODY_BYTES, readRawBody, tooLarge } from "./body.js";
 
@@ -31,6 +32,9 @@ export const webhookRoutes: RouteModule = (runtime) => {
   const router = express.Router();
   const cache = triggerCache(runtime);
   ensureJobEvents(runtime); // LISTEN before the first subscriber, so no early transition is missed
+  // The dispatcher starts with the API, not with its first webhook: a backlog committed by an
+  // instance that died before starting it is swept now, even if no webhook ever arrives here.
+  webhookServices(runtime);
 
   router.post("/api/triggers/:id/webhook", async (req: Request, res: Response) => {
     try {
