@@ -1,10 +1,8 @@
 import type { JobSummary } from "../api";
-import { duration } from "../format";
+import { duration, runMs } from "../format";
 import { JobActions } from "./JobActions";
 import { StatusBadge } from "./StatusBadge";
 import { Time } from "./Time";
-
-const ms = (j: JobSummary) => (j.startedAt && j.finishedAt ? new Date(j.finishedAt).getTime() - new Date(j.startedAt).getTime() : null);
 
 export function JobTable({ jobs, agentName, onChanged }: { jobs: JobSummary[]; agentName: (id: string) => string; onChanged: (j: JobSummary) => void }) {
   return (
@@ -38,7 +36,7 @@ export function JobTable({ jobs, agentName, onChanged }: { jobs: JobSummary[]; a
               <td data-label="Agent">
                 <a href={`#/agents/${j.agentId}`}>{agentName(j.agentId)}</a>
               </td>
-              <td data-label="Duration">{duration(ms(j))}</td>
+              <td data-label="Duration">{duration(runMs(j))}</td>
               <td data-label="Cost">${j.cost}</td>
               <td data-label="Error" className="log-error">
                 {j.error ?? <span className="muted">—</span>}

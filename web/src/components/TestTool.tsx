@@ -1,6 +1,6 @@
 import { useEffect, useId, useRef, useState } from "react";
 import { api, followJob, MAX_PAYLOAD_BYTES, type Job, type Trigger } from "../api";
-import { byteLength, duration, fmtBytes } from "../format";
+import { byteLength, duration, fmtBytes, runMs } from "../format";
 import { CodeEditor } from "./CodeEditor";
 import { ErrorBox } from "./ErrorBox";
 import { StatusBadge } from "./StatusBadge";
@@ -52,7 +52,7 @@ export function TestTool({ trigger, onRun }: { trigger: Trigger; onRun: () => Pr
   };
   const waiting = !!job && (job.status === "QUEUED" || job.status === "RUNNING");
   const finished = !!job && !waiting;
-  const ms = job?.startedAt && job.finishedAt ? new Date(job.finishedAt).getTime() - new Date(job.startedAt).getTime() : null;
+  const ms = runMs(job);
 
   return (
     <section className="panel" aria-labelledby="test-h">

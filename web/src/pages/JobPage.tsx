@@ -3,7 +3,7 @@ import { ErrorBox } from "../components/ErrorBox";
 import { JobActions } from "../components/JobActions";
 import { StatusBadge } from "../components/StatusBadge";
 import { Time } from "../components/Time";
-import { duration } from "../format";
+import { duration, runMs } from "../format";
 import { useAsync } from "../hooks/useAsync";
 import { go } from "../router";
 
@@ -40,7 +40,7 @@ export function JobPage({ id }: { id: string }) {
           <Time iso={job.createdAt} />
         </dd>
         <dt>Duration</dt>
-        <dd>{duration(job.startedAt && job.finishedAt ? new Date(job.finishedAt).getTime() - new Date(job.startedAt).getTime() : null)}</dd>
+        <dd>{duration(runMs(job))}</dd>
         <dt>Attempts</dt>
         <dd>{job.attempts}</dd>
         <dt>Cost</dt>
