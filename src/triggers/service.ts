@@ -59,11 +59,7 @@ export async function createTrigger(runtime: Runtime, accountId: string, agentId
       "insert into triggers (id, account_id, agent_id, description, active, secret_required, created_at, updated_at) values ($1, $2, $3, $4, true, true, now(), now())",
       [id, accountId, agentId, desc],
     );
-    await db.query("insert into trigger_secrets (id, trigger_id, sealed_secret, expires_at, created_at) values ($1, $2, $3, null, now())", [
-      newId("sec"),
-      id,
-      encryptSecret(secret, runtime.config.secretEncryptionKey),
-    ]);
+    await insertCurrentSecret(runtime, db, id, secret);
     const { rows } = await db.query<TriggerRow>(`${SELECT} where id = $1`, [id]);
     return rows[0]!;
   });
@@ -92,6 +88,15 @@ export async function updateTrigger(
  * Makes `secret` current; the previous current secret keeps working for the 24-hour grace
  * window (its `expires_at`), older rotated-out ones keep their own expiry.
  */
+/** The trigger's new current secret, sealed (AES-256-GCM) so its owner can copy it later. */
+async function insertCurrentSecret(runtime: Runtime, db: pg.PoolClient, triggerId: string, secret: string): Promise<void> {
+  await db.query("insert into trigger_secrets (id, trigger_id, sealed_secret, expires_at, created_at) values ($1, $2, $3, null, now())", [
+    newId("sec"),
+    triggerId,
+    encryptSecret(secret, runtime.config.secretEncryptionKey),
+  ]);
+}
+
 async function replaceSecret(runtime: Runtime, accountId: string, id: string, secret: string): Promise<Date> {
   const graceEnd = new Date(clock.now() + GRACE_MS);
   await withTransaction(runtime.pool, async (db) => {
@@ -100,11 +105,7 @@ async function replaceSecret(runtime: Runtime, accountId: string, id: string, se
     await db.query("update trigger_secrets set expires_at = $2 where trigger_id = $1 and expires_at is null", [id, graceEnd]);
     // Secrets past their grace window are useless; drop them so the table stays small.
     await db.query("delete from trigger_secrets where trigger_id = $1 and expires_at <= $2", [id, new Date(clock.now())]);
-    await db.query("insert into trigger_secrets (id, trigger_id, sealed_secret, expires_at, created_at) values ($1, $2, $3, null, now())", [
-      newId("sec"),
-      id,
-      encryptSecret(secret, runtime.config.secretEncryptionKey),
-    ]);
+    await insertCurrentSecret(runtime, db, id, secret);
     await db.query("update triggers set updated_at = now() where id = $1", [id]);
   });
   await changed(runtime, id);
