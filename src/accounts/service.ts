@@ -84,9 +84,6 @@ export async function createAdminToken(pool: pg.Pool, accountId: string): Promis
   return (await issueAdminToken(pool, accountId, "cli")).token;
 }
 
-/** Channel announcing a change of an account's settings (payload: the account id). */
-export const ACCOUNT_CHANGED = "account_changed";
-
 /** Read at request time by webhook authentication, so a settings change applies to the very next request. */
 export async function relaxesSignatureTimestamp(pool: pg.Pool, accountId: string): Promise<boolean> {
   const { rows } = await pool.query<{ relax: boolean }>("select relax_signature_timestamp as relax from accounts where id = $1", [accountId]);
@@ -101,11 +98,10 @@ export async function updateAccountSettings(
   if (settings.retentionDays != null && (!Number.isInteger(settings.retentionDays) || settings.retentionDays < 1 || settings.retentionDays > 3650)) {
     throw new AppError("validation_failed", "retentionDays must be a whole number of days from 1 to 3650", { param: "retentionDays" });
   }
-  // The NOTIFY commits with the change: every instance drops what it cached about the account.
+  // Nothing caches account settings (webhook authentication reads them at request time), so no
+  // instance needs to hear of the change.
   await pool.query(
-    `with u as (update accounts set retention_days = coalesce($2, retention_days),
-       relax_signature_timestamp = coalesce($3, relax_signature_timestamp) where id = $1 returning id)
-     select pg_notify('${ACCOUNT_CHANGED}', id) from u`,
+    "update accounts set retention_days = coalesce($2, retention_days), relax_signature_timestamp = coalesce($3, relax_signature_timestamp) where id = $1",
     [accountId, settings.retentionDays ?? null, settings.relaxSignatureTimestamp ?? null],
   );
   return requireAccount(pool, accountId);

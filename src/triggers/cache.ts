@@ -1,14 +1,13 @@
 import type { Runtime } from "../runtime/runtime.js";
 import { decryptSecret } from "../infra/crypto.js";
-import { ACCOUNT_CHANGED } from "../accounts/service.js";
 import type { StoredSecret } from "./secrets.js";
 
 /**
  * A short-lived per-process cache of what the webhook hot path needs about a trigger: owner,
  * flags and decrypted secrets. Changes made anywhere are announced on `trigger_changed`
- * (LISTEN/NOTIFY on `trigger_changed`, and `account_changed` for the owner's settings) and evict
- * the entry at once; the TTL bounds staleness for a missed notification. Account settings are not
- * cached: webhook authentication reads them at request time (`relaxesSignatureTimestamp`).
+ * (LISTEN/NOTIFY) and evict the entry at once; the TTL bounds staleness for a missed notification.
+ * Account settings are not cached: webhook authentication reads them at request time
+ * (`relaxesSignatureTimestamp`).
  */
 export interface CachedTrigger {
   id: string;
@@ -57,11 +56,6 @@ export class TriggerCache {
   }
 
   /** Forgets every trigger of an account (its settings changed). */
-  invalidateAccount(accountId: string): void {
-    this.generation++;
-    for (const [id, e] of this.entries) if (e.value?.accountId === accountId) this.entries.delete(id);
-  }
-
   private async load(id: string): Promise<CachedTrigger | null> {
     // Trigger ids are `trg_` + base62; anything else cannot exist, so skip the query.
     if (!/^trg_[0-9A-Za-z]{1,64}$/.test(id)) return null;
@@ -104,10 +98,8 @@ export function triggerCache(runtime: Runtime): TriggerCache {
   if (cache) return cache;
   const created = new TriggerCache(runtime);
   caches.set(runtime, created);
-  const listen = (channel: string, evict: (id: string) => void) =>
-    void runtime.events.subscribe(channel, evict).catch((err) => runtime.log.warn({ err, channel }, "could not listen for trigger changes"));
-  listen(TRIGGER_CHANGED, (id) => created.invalidate(id));
-  listen(ACCOUNT_CHANGED, (accountId) => created.invalidateAccount(accountId));
+  // PgEvents.subscribe never rejects: a LISTEN lost with its connection is issued again on reconnect.
+  void runtime.events.subscribe(TRIGGER_CHANGED, (id) => created.invalidate(id));
   return created;
 }
 
