@@ -89,7 +89,7 @@ describe("OpenTelemetry traces across processes", () => {
       "gateway-worker: RunWorkflow:agentRun",
       "gateway-worker: StartActivity:executeAgentRun",
       "gateway-worker: RunActivity:executeAgentRun",
-      "gateway-worker: RunActivity:markJobDone",
+      "gateway-worker: RunActivity:beginRun",
     ];
     const present = () => expected.filter((n) => describeTrace(inTrace(traceId)).split("\n").includes(n));
     await until(() => present().length === expected.length && inTrace(traceId).some((s) => s.service === "gateway-worker" && s.kind === CLIENT), "the whole trace", 30_000).catch(() => {});

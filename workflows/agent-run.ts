@@ -37,10 +37,14 @@ function humanMessage(err: unknown): string {
 
 /** workflow id = job id. queued → running → done | failed. */
 export async function agentRun(jobId: string): Promise<void> {
+  let markedDone = false;
   try {
     // No timeout is written here: beginRun returns them (recorded in history, so replay-safe).
     const timeouts = await bookkeeping.beginRun(jobId);
-    await execution(timeouts).executeAgentRun(jobId);
+    // The activity marks the job done with its output (one commit, no local activity after it).
+    // A result without `done` (an attempt by an older worker, or a job cancelled meanwhile) leaves
+    // it to markJobDone below, as before; either way the decision is recorded in history.
+    markedDone = (await execution(timeouts).executeAgentRun(jobId))?.done === true;
   } catch (err) {
     if (isCancellation(err)) {
       // cancelJob: the job is already failed("cancelled"); this only makes sure, then ends the
@@ -51,7 +55,7 @@ export async function agentRun(jobId: string): Promise<void> {
     await bookkeeping.markJobFailed(jobId, humanMessage(err));
     return;
   }
-  await bookkeeping.markJobDone(jobId);
+  if (!markedDone) await bookkeeping.markJobDone(jobId);
 }
 
 const maintenance = proxyActivities<JobActivities>({ startToCloseTimeout: "10 minutes", retry: { maximumAttempts: 5 } });

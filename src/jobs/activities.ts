@@ -6,7 +6,7 @@ import { FAILURE, HEARTBEAT_EVERY_MS, type RunTimeouts } from "../../workflows/c
 import { executeAgent, newExecution } from "./execute.js";
 import { runTimeouts } from "./limits.js";
 import { purgeExpired } from "./retention.js";
-import { agentForRun, type AgentRow, getJob, jobPayload, markDone, markFailed, markRunning, saveFailureDetails, saveOutput } from "./store.js";
+import { beginRunRow, markDone, markFailed, saveFailureDetails, saveOutputAndMarkDone, startAttempt } from "./store.js";
 
 function classify(err: unknown): Error {
   if (err instanceof ScriptError) return ApplicationFailure.nonRetryable(`Script failed: ${err.message}`, FAILURE.script);
@@ -27,24 +27,25 @@ function classify(err: unknown): Error {
 export function createJobActivities(runtime: Runtime) {
   const { pool } = runtime;
   return {
-    /** Marks the job running and hands the workflow its timeouts (from configuration and the agent). */
+    /** Marks the job running and hands the workflow its timeouts (from configuration and the agent); one statement. */
     async beginRun(jobId: string): Promise<RunTimeouts> {
-      await markRunning(pool, jobId);
-      const job = await getJob(pool, jobId);
-      const agent = job ? await agentForRun(pool, job.agentId) : undefined;
+      const agent = await beginRunRow(pool, jobId);
       return runTimeouts(runtime.config, agent ?? { cpuTimeLimitMs: null, wallTimeLimitMs: null });
     },
 
-    async executeAgentRun(jobId: string): Promise<void> {
+    /**
+     * Runs the agent and stores its output; `done: true` when that also marked the job done (the
+     * workflow then skips markJobDone — a result without it, from an older worker, still gets it).
+     */
+    async executeAgentRun(jobId: string): Promise<{ done: boolean } | undefined> {
       const ctx = Context.current();
-      const job = await getJob(pool, jobId);
-      if (!job) throw ApplicationFailure.nonRetryable(`Job ${jobId} no longer exists`, FAILURE.gone);
-      if (job.status === "done" || job.status === "failed") return; // replayed after completion
-      // The attempt that actually runs (a retry after a crash or a transient failure counts up).
-      await markRunning(pool, jobId, ctx.info.attempt);
-      const agent: AgentRow | undefined = await agentForRun(pool, job.agentId);
+      // The attempt that actually runs (a retry after a crash or a transient failure counts up),
+      // with the job, its agent and its payload, in one round trip.
+      const input = await startAttempt(pool, jobId, ctx.info.attempt);
+      if (!input) throw ApplicationFailure.nonRetryable(`Job ${jobId} no longer exists`, FAILURE.gone);
+      const { job, agent, payload } = input;
+      if (job.status === "done" || job.status === "failed") return undefined; // replayed after completion
       if (!agent) throw ApplicationFailure.nonRetryable("The agent was deleted", FAILURE.gone);
-      const payload = await jobPayload(pool, jobId);
       if (payload.purged) throw ApplicationFailure.nonRetryable("The payload was purged by the retention policy before the run", FAILURE.validation);
 
       // Heartbeats let Temporal notice a dead worker within the heartbeat timeout and retry elsewhere.
@@ -60,7 +61,7 @@ export function createJobActivities(runtime: Runtime) {
       } finally {
         clearInterval(beat);
       }
-      await saveOutput(pool, jobId, execution);
+      return { done: await saveOutputAndMarkDone(pool, jobId, execution) };
     },
 
     async markJobDone(jobId: string): Promise<void> {

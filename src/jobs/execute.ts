@@ -49,9 +49,10 @@ export async function executeAgent(
     return createRedactor([]);
   }
 
-  const secrets = await loadAgentSecrets(runtime.pool, runtime.config.secretEncryptionKey, job.agentId);
-  const redact = createRedactor(Object.values(secrets));
   const journal = new Journal(runtime.pool, job.id);
+  // Two independent reads, on two pool connections at once.
+  const [secrets, steps] = await Promise.all([loadAgentSecrets(runtime.pool, runtime.config.secretEncryptionKey, job.agentId), journal.load()]);
+  const redact = createRedactor(Object.values(secrets));
   let egress = egressOf.get(runtime);
   if (!egress) egressOf.set(runtime, (egress = createEgress(runtime.config.egress)));
   const limits = runLimits(runtime.config, agent);
@@ -59,7 +60,7 @@ export async function executeAgent(
     runtime,
     job,
     journal,
-    steps: await journal.load(),
+    steps,
     egress,
     egressAllow: agent.egressAllow ?? [],
     redact,

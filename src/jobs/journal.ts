@@ -15,6 +15,9 @@ export interface StepRecord {
 }
 
 export class Journal {
+  /** True while the journal is known to hold no step of this job (loaded empty, nothing written since). */
+  private empty = false;
+
   constructor(
     private readonly db: pg.Pool,
     readonly jobId: string,
@@ -26,11 +29,13 @@ export class Journal {
       `select key, status, result, cost_micros as "costMicros", executions, seq_after as "seqAfter" from job_steps where job_id = $1`,
       [this.jobId],
     );
+    this.empty = rows.length === 0;
     return new Map(rows.map((r) => [r.key, r]));
   }
 
   /** Records that a step is being executed (again, if a crash cut an earlier execution). */
   async start(key: string, kind: string): Promise<void> {
+    this.empty = false;
     await this.db.query(
       `insert into job_steps (job_id, key, kind, status, executions, started_at) values ($1, $2, $3, 'started', 1, now())
        on conflict (job_id, key) do update set executions = job_steps.executions + 1, started_at = now()`,
@@ -45,6 +50,7 @@ export class Journal {
 
   /** Stores a completed step; once done, a step is never executed again for this job. */
   async finish(key: string, kind: string, result: unknown, costMicros: number, seqAfter: number): Promise<void> {
+    this.empty = false;
     await this.db.query(
       `insert into job_steps (job_id, key, kind, status, result, cost_micros, seq_after, finished_at) values ($1, $2, $3, 'done', $4::jsonb, $5, $6, now())
        on conflict (job_id, key) do update set status = 'done', result = $4::jsonb, cost_micros = $5, seq_after = $6, finished_at = now()`,
@@ -54,6 +60,8 @@ export class Journal {
 
   /** What the job actually paid: the sum over its completed steps, whichever attempt ran them. */
   async cost(): Promise<number> {
+    // A run that journaled no step paid nothing through it: no round trip for the common script.
+    if (this.empty) return 0;
     const { rows } = await this.db.query<{ c: string }>("select coalesce(sum(cost_micros), 0)::text as c from job_steps where job_id = $1", [this.jobId]);
     return Number(rows[0]?.c ?? 0);
   }

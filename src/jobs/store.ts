@@ -48,6 +48,9 @@ export const JOB_COLUMNS = `id, account_id as "accountId", agent_id as "agentId"
   thread_id as "threadId", result, error, attempts, cost_micros as "costMicros", logs, created_at as "createdAt",
   started_at as "startedAt", finished_at as "finishedAt", replay_of as "replayOf"`;
 
+/** JOB_COLUMNS qualified with the alias `j` (for statements that join jobs with other tables). */
+const JOB_COLUMNS_OF_J = JOB_COLUMNS.replace(/(^|,\s*)(\w+)/g, "$1j.$2");
+
 export async function getJob(db: pg.Pool | pg.PoolClient, id: string): Promise<JobRow | undefined> {
   const { rows } = await db.query<JobRow>(`select ${JOB_COLUMNS} from jobs where id = $1`, [id]);
   return rows[0];
@@ -91,11 +94,6 @@ async function transition(db: pg.Pool, jobId: string, set: string, where: string
   return rows.length > 0;
 }
 
-/** Without `attempt` (the workflow's first step) the attempt count is left to the execution activity, which knows it. */
-export function markRunning(db: pg.Pool, jobId: string, attempt = 0): Promise<boolean> {
-  return transition(db, jobId, "status = 'running', started_at = coalesce(started_at, now()), attempts = greatest(attempts, $2)", "status in ('queued', 'running')", [attempt]);
-}
-
 /** What a run needs of its agent (script, egress allowlist, run limits). */
 export interface AgentRow {
   script: string | null;
@@ -104,12 +102,59 @@ export interface AgentRow {
   wallTimeLimitMs: number | null;
 }
 
-export async function agentForRun(db: pg.Pool, agentId: string): Promise<AgentRow | undefined> {
-  const { rows } = await db.query<AgentRow>(
-    `select script, egress_allow as "egressAllow", cpu_time_limit_ms as "cpuTimeLimitMs", wall_time_limit_ms as "wallTimeLimitMs" from agents where id = $1`,
-    [agentId],
+/**
+ * The workflow's first step in one statement: the job marked running with its first attempt
+ * counted (so the execution activity's first attempt writes nothing), and its agent's run limits.
+ * Undefined when the job or its agent is gone.
+ */
+export async function beginRunRow(db: pg.Pool, jobId: string): Promise<Pick<AgentRow, "cpuTimeLimitMs" | "wallTimeLimitMs"> | undefined> {
+  const { rows } = await db.query<Pick<AgentRow, "cpuTimeLimitMs" | "wallTimeLimitMs"> & { notified: number }>(
+    `with u as (update jobs set status = 'running', started_at = coalesce(started_at, now()), attempts = greatest(attempts, 1)
+       where id = $1 and status in ('queued', 'running')
+       returning id, account_id, agent_id, trigger_id, status, attempts, (select b.status from jobs b where b.id = $1) as before),
+     n as (select case when u.status is distinct from u.before then ${NOTIFY_STATUS} end as sent from u)
+     select a.cpu_time_limit_ms as "cpuTimeLimitMs", a.wall_time_limit_ms as "wallTimeLimitMs", (select count(*) from n)::int as notified
+       from jobs j join agents a on a.id = j.agent_id where j.id = $1`,
+    [jobId],
   );
   return rows[0];
+}
+
+/** What an execution attempt reads before it runs: the job, its agent, its payload. */
+export interface RunInput {
+  job: JobRow;
+  agent: AgentRow | undefined;
+  payload: { found: boolean; purged: boolean; payload: unknown };
+}
+
+/**
+ * An execution attempt's reads in one statement, and its attempt number recorded when it is a
+ * new one (a retry): an attempt already counted (the first, by beginRunRow) writes nothing, so
+ * this statement commits without a WAL flush. The job as returned is as it was before.
+ */
+export async function startAttempt(db: pg.Pool, jobId: string, attempt: number): Promise<RunInput | undefined> {
+  const { rows } = await db.query<JobRow & { agentFound: boolean; script: string | null; egressAllow: string[] | null; cpuTimeLimitMs: number | null; wallTimeLimitMs: number | null; payloadFound: boolean; payload: unknown; payloadPurged: boolean; notified: number }>(
+    `with u as (update jobs set status = 'running', started_at = coalesce(started_at, now()), attempts = greatest(attempts, $2::int)
+       where id = $1 and status in ('queued', 'running') and (status = 'queued' or attempts < $2::int)
+       returning id, account_id, agent_id, trigger_id, status, attempts, (select b.status from jobs b where b.id = $1) as before),
+     n as (select case when u.status is distinct from u.before then ${NOTIFY_STATUS} end as sent from u)
+     select ${JOB_COLUMNS_OF_J}, a.id is not null as "agentFound", a.script, a.egress_allow as "egressAllow",
+            a.cpu_time_limit_ms as "cpuTimeLimitMs", a.wall_time_limit_ms as "wallTimeLimitMs",
+            p.job_id is not null as "payloadFound", p.payload, p.payload_purged_at is not null as "payloadPurged", (select count(*) from n)::int as notified
+       from jobs j
+       left join agents a on a.id = j.agent_id
+       left join lateral (select job_id, payload, payload_purged_at from audit_entries where job_id = j.id order by created_at limit 1) p on true
+      where j.id = $1`,
+    [jobId, attempt],
+  );
+  const r = rows[0];
+  if (!r) return undefined;
+  const { agentFound, script, egressAllow, cpuTimeLimitMs, wallTimeLimitMs, payloadFound, payload, payloadPurged, notified: _, ...job } = r;
+  return {
+    job,
+    agent: agentFound ? { script, egressAllow, cpuTimeLimitMs, wallTimeLimitMs } : undefined,
+    payload: { found: payloadFound, purged: payloadPurged, payload: payloadFound ? payload : null },
+  };
 }
 
 export function markDone(db: pg.Pool, jobId: string): Promise<boolean> {
@@ -137,14 +182,25 @@ export interface RunOutput {
   toolsUsed: unknown[];
 }
 
-/** Stores what a run produced (job + audit entry) before the job is marked done. */
-export async function saveOutput(db: pg.Pool, jobId: string, out: RunOutput): Promise<void> {
+/**
+ * Stores what a run produced (job + audit entry) and marks the job done, in one statement: the
+ * output and the status commit together (the workflow then has nothing left to write). A job that
+ * is no longer queued/running (cancelled meanwhile) keeps its status. Returns whether it is done.
+ */
+export async function saveOutputAndMarkDone(db: pg.Pool, jobId: string, out: RunOutput): Promise<boolean> {
   const result = JSON.stringify(out.result ?? null);
-  await db.query(
-    `with j as (update jobs set result = $2::jsonb, thread_id = $3, cost_micros = $4, logs = $5::jsonb where id = $1 returning id)
-     update audit_entries set result = $2::jsonb, model_calls = $6::jsonb, tools_used = $7::jsonb, cost_micros = $4 where job_id = (select id from j)`,
+  const { rows } = await db.query<{ status: JobStatus }>(
+    `with j as (update jobs set result = $2::jsonb, thread_id = $3, cost_micros = $4, logs = $5::jsonb,
+         status = case when status in ('queued', 'running') then 'done' else status end,
+         finished_at = case when status in ('queued', 'running') then now() else finished_at end,
+         error = case when status in ('queued', 'running') then null else error end
+       where id = $1
+       returning id, account_id, agent_id, trigger_id, status, attempts, (select b.status from jobs b where b.id = $1) as before),
+     a as (update audit_entries set result = $2::jsonb, model_calls = $6::jsonb, tools_used = $7::jsonb, cost_micros = $4 where job_id = (select id from j))
+     select status, case when status is distinct from before then ${NOTIFY_STATUS} end from j`,
     [jobId, result, out.threadId, out.costMicros, JSON.stringify(out.logs), JSON.stringify(out.modelCalls), JSON.stringify(out.toolsUsed)],
   );
+  return rows[0]?.status === "done";
 }
 
 /** Records logs, thread and cost of a failed run (the audit entry keeps the calls made). */
@@ -154,14 +210,4 @@ export async function saveFailureDetails(db: pg.Pool, jobId: string, out: Omit<R
      update audit_entries set model_calls = $5::jsonb, tools_used = $6::jsonb, cost_micros = $3 where job_id = (select id from j)`,
     [jobId, out.threadId, out.costMicros, JSON.stringify(out.logs), JSON.stringify(out.modelCalls), JSON.stringify(out.toolsUsed)],
   );
-}
-
-/** The webhook payload of a job, from its audit entry. */
-export async function jobPayload(db: pg.Pool, jobId: string): Promise<{ found: boolean; purged: boolean; payload: unknown }> {
-  const { rows } = await db.query<{ payload: unknown; payload_purged_at: Date | null }>(
-    "select payload, payload_purged_at from audit_entries where job_id = $1 order by created_at limit 1",
-    [jobId],
-  );
-  if (!rows[0]) return { found: false, purged: false, payload: null };
-  return { found: true, purged: rows[0].payload_purged_at !== null, payload: rows[0].payload };
 }

@@ -80,6 +80,8 @@ export function jobMetricsInterceptor(metrics: Metrics): ActivityInterceptorsFac
         try {
           const result = await next(input);
           end({ outcome: "ok" });
+          // The activity marked the job done itself (the workflow then runs no markJobDone).
+          if ((result as { done?: boolean } | undefined)?.done === true) metrics.jobRunsFinished.inc({ status: "done" });
           return result;
         } catch (err) {
           end({ outcome: "error" });

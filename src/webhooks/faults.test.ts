@@ -1,4 +1,5 @@
 import { createHmac } from "node:crypto";
+import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { createAccount } from "../../test/helpers/graphql.js";
@@ -105,6 +106,28 @@ describe("webhook faults (issue 8)", () => {
     expect((await postWebhook(b.url, t.id, body, bare)).status).toBe(202);
     await setRelax(false);
     expect((await postWebhook(b.url, t.id, body, bare)).status).toBe(401);
+  });
+
+  it("Standard Webhooks: one webhook-id sent concurrently to two instances makes one job; every answer names it", async () => {
+    // 12 copies of one signed message, half to each instance, all at once: they race in different
+    // group-commit batches on different instances for the same idempotency record.
+    const msgId = `msg_dup_${Date.now()}`;
+    const ts = String(Math.floor(Date.now() / 1000));
+    const body = JSON.stringify({ dup: true });
+    const wh = new Webhook(trg.secret);
+    const headers = { "webhook-id": msgId, "webhook-timestamp": ts, "webhook-signature": wh.sign(msgId, new Date(Number(ts) * 1000), body) };
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => postWebhook(i % 2 ? b.url : a.url, trg.id, body, headers)));
+    expect(answers.map((r) => r.status)).toEqual(Array(12).fill(202));
+    const ids = new Set(answers.map((r) => r.body.job_id));
+    expect(ids.size).toBe(1);
+    const { rows } = await a.runtime.pool.query("select count(*)::int as n from idempotency_records where trigger_id = $1 and key = $2", [trg.id, msgId]);
+    expect(rows[0].n).toBe(1);
+    const jobs = await a.runtime.pool.query("select count(*)::int as n from audit_entries a join jobs j on j.id = a.job_id where j.trigger_id = $1 and a.payload @> $2::jsonb", [trg.id, body]);
+    expect(jobs.rows[0].n).toBe(1);
+    // A later retry of the same message (the sender did not see the 202) still answers the first job.
+    const again = await postWebhook(b.url, trg.id, body, headers);
+    expect(again.status).toBe(202);
+    expect(again.body.job_id).toBe([...ids][0]);
   });
 
   it("defect 6: an inactive trigger answers 401 to a caller without its secret, 403 trigger_inactive only to its owner's senders", async () => {
