@@ -62,8 +62,25 @@ export async function drain(pool: pg.Pool, tag: string, timeoutMs = 300_000): Pr
   return { n, seconds: s, rate: (n - 1) / s };
 }
 
-/** A bare `client.workflow.start` loop: `n` starts of `workflowType` in LANES concurrent lanes. */
-export async function bareStarts(address: string, namespace: string, n: number, taskQueue: string): Promise<{ seconds: number; rate: number }> {
+/** The task queue of `npm run stack:prod` (TEMPORAL_TASK_QUEUE's default). */
+export const STACK_TASK_QUEUE = "agent-gateway";
+
+/** Waits until no copy tagged `tag` is queued or running any more (the workers ran them). */
+export async function settled(pool: pg.Pool, tag: string, timeoutMs = 600_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const { rows } = await pool.query<{ n: number }>("select count(*)::int as n from jobs where id like $1 and status in ('queued', 'running')", [`job_bench_${tag}_%`]);
+    if (rows[0]!.n === 0) return;
+    await sleep(500);
+  }
+  throw new Error(`the ${tag} runs did not finish in ${timeoutMs / 1000} s`);
+}
+
+/**
+ * A bare `client.workflow.start` loop: `n` starts of agentRun in LANES concurrent lanes, with
+ * random workflow ids, or with `ids` (job ids: workflow id = job id, as the dispatcher starts them).
+ */
+export async function bareStarts(address: string, namespace: string, n: number, taskQueue: string, ids?: string[]): Promise<{ seconds: number; rate: number }> {
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace });
   let next = 0;
@@ -72,7 +89,8 @@ export async function bareStarts(address: string, namespace: string, n: number, 
     Array.from({ length: LANES }, async () => {
       while (next < n) {
         const i = next++;
-        await client.workflow.start("agentRun", { taskQueue, workflowId: `bare-${i}-${randomBytes(4).toString("hex")}`, args: [`bare-${i}`], workflowIdReusePolicy: "REJECT_DUPLICATE" });
+        const id = ids?.[i] ?? `bare-${i}-${randomBytes(4).toString("hex")}`;
+        await client.workflow.start("agentRun", { taskQueue, workflowId: id, args: [id], workflowIdReusePolicy: "REJECT_DUPLICATE" });
       }
     }),
   );
