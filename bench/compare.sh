@@ -11,6 +11,7 @@
 # COMPARE_WEBHOOKS=1 also runs `npm run bench:webhooks` against each build in turn (sections
 # "## Webhooks (before: <base>)" and "## Webhooks (after: <head>)"); those two runs are
 # sequential, so compare them only on an idle machine.
+# COMPARE_CHAT=0 skips the chat comparison (for a webhooks-only change).
 # BENCH_* variables pass through (default here: BENCH_TARGETS=gw-b,gw-oa,portkey-b,
 # BENCH_PHASES=latency).
 set -euo pipefail
@@ -54,11 +55,13 @@ checkout() { # <dir> <ref>
 checkout base "$base_ref"
 checkout head "$head_ref"
 
-export BENCH_COMMAND="bench/compare.sh $base_ref $head_ref"
+export BENCH_COMMAND="${COMPARE_CHAT:+COMPARE_CHAT=$COMPARE_CHAT }${COMPARE_WEBHOOKS:+COMPARE_WEBHOOKS=$COMPARE_WEBHOOKS }bench/compare.sh $base_ref $head_ref"
 export BENCH_TARGETS="${BENCH_TARGETS:-gw-b,gw-oa,portkey-b}"
 export BENCH_PHASES="${BENCH_PHASES:-latency}"
-BENCH_GATEWAYS="before=$tmp/base,after=$tmp/head" BENCH_SECTION="before/after: $base_ref ($base_sha) → $head_ref ($head_sha)" \
-  npm run -s bench:chat
+if [ "${COMPARE_CHAT:-1}" != "0" ]; then
+  BENCH_GATEWAYS="before=$tmp/base,after=$tmp/head" BENCH_SECTION="before/after: $base_ref ($base_sha) → $head_ref ($head_sha)" \
+    npm run -s bench:chat
+fi
 
 if [ "${COMPARE_WEBHOOKS:-0}" = "1" ]; then
   BENCH_GATEWAY_ROOT="$tmp/base" BENCH_SECTION="before: $base_ref ($base_sha)" npm run -s bench:webhooks
