@@ -1,6 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
-import { Webhook } from "standardwebhooks";
 import { headerValue } from "../http/auth.js";
 import { safeEqual } from "../infra/crypto.js";
 import { standardWebhooksKey } from "../triggers/secrets.js";
@@ -63,28 +62,37 @@ function checkServiceSignature(headers: IncomingHttpHeaders, raw: Buffer, opts: 
   return ts === undefined ? "needs-relaxed-timestamp" : "ok";
 }
 
+/** The v1 signatures of a `webhook-signature` header ("v1,<base64> v1,<base64> …"), decoded. */
+function standardSignatures(header: string): Buffer[] {
+  const out: Buffer[] = [];
+  for (const entry of header.trim().split(/\s+/)) {
+    const [version, b64] = entry.split(",", 2);
+    if (version === "v1" && b64 && /^[A-Za-z0-9+/]{43}=$/.test(b64)) out.push(Buffer.from(b64, "base64"));
+  }
+  return out;
+}
+
 /**
- * Standard Webhooks through the `standardwebhooks` package. Measured here (Node 24): 13 µs per
- * verification of a 1 KB body (node:crypto directly: 10 µs); at the 1 MB limit 6.8 ms against
- * 0.6 ms, because the package hashes in JavaScript. Typical webhook bodies are small, so the
- * library wins over keeping our own copy of the scheme.
+ * Standard Webhooks (standardwebhooks.com): HMAC-SHA256 with the base64 key of the `whsec_`
+ * secret over "<webhook-id>.<webhook-timestamp>.<raw body>", base64, in `v1,` entries. Our own
+ * node:crypto code rather than the `standardwebhooks` package, which hashes in JavaScript:
+ * measured here (Node 24) 385 µs against 47 µs per 64 KB body (12 µs either way at 1 KB), 8× at
+ * 1 MB; it also signs the body decoded to a string and re-encoded, where the scheme signs its
+ * bytes. The package stays the reference in the tests (it signs what this verifies).
  */
 function checkStandardWebhooks(headers: IncomingHttpHeaders, raw: Buffer, opts: AuthOptions): boolean {
   const id = headerValue(headers, "webhook-id");
   const ts = headerValue(headers, "webhook-timestamp")?.trim();
   const signature = headerValue(headers, "webhook-signature");
   if (!id || !ts || !signature) return false;
-  // Our clock decides freshness (the library checks its own, Date.now(), as well).
   if (!freshTimestamp(ts, opts.now)) return false;
-  const given = { "webhook-id": id, "webhook-timestamp": ts, "webhook-signature": signature };
+  const given = standardSignatures(signature);
+  if (given.length === 0) return false;
   let ok = false;
   for (const secret of opts.secrets) {
-    try {
-      new Webhook(standardWebhooksKey(secret), { format: "raw" }).verify(raw, given, { jsonParse: false });
-      ok = true;
-    } catch {
-      /* not this secret */
-    }
+    const mac = createHmac("sha256", standardWebhooksKey(secret)).update(`${id}.${ts}.`).update(raw).digest();
+    // No early exit: every secret and every listed signature costs the same whether or not one matched.
+    for (const g of given) ok = digestEqual(mac, g) || ok;
   }
   return ok;
 }
