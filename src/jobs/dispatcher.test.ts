@@ -40,4 +40,34 @@ describe("Dispatcher sweeps on two instances", () => {
     // Nothing left for a third pass.
     expect(await new Dispatcher(a.runtime).sweep()).toBe(0);
   });
+
+  it("share it in small batches claimed ahead of the lanes: every job once in total, none twice, none left", async () => {
+    // Batches of 7 with 4 lanes: each pass claims its next batch while its lanes start the last
+    // rows of the one before, on both instances at once, so the two race for every batch.
+    const more: string[] = Array.from({ length: 90 }, () => newId("job"));
+    const { rows: tmpl } = await a.runtime.pool.query<{ account_id: string; agent_id: string }>("select account_id, agent_id from jobs where id = $1", [ids[0]]);
+    await a.runtime.pool.query(
+      `insert into jobs (id, account_id, agent_id, status, attempts, cost_micros, created_at)
+       select id, $2, $3, 'queued', 0, 0, now() - interval '1 minute' from unnest($1::text[]) as id`,
+      [more, tmpl[0]!.account_id, tmpl[0]!.agent_id],
+    );
+    const da = new Dispatcher(a.runtime, { concurrency: 4, sweepBatch: 7 });
+    const db = new Dispatcher(b.runtime, { concurrency: 4, sweepBatch: 7 });
+    const [sa, sb] = await Promise.all([da.sweep(), db.sweep()]);
+    await Promise.all([da.close(), db.close()]);
+    expect(sa + sb).toBe(more.length);
+    expect(sa).toBeGreaterThan(0);
+    expect(sb).toBeGreaterThan(0);
+    const { rows } = await a.runtime.pool.query<{ n: number; leased: number }>(
+      "select count(*) filter (where dispatched_at is not null)::int as n, count(*) filter (where dispatched_at is null and dispatch_lease_until is not null)::int as leased from jobs where id = any($1::text[])",
+      [more],
+    );
+    expect(rows[0]!.n).toBe(more.length);
+    expect(rows[0]!.leased).toBe(0);
+    // Temporal knows each id once: a second start of any of them is refused as already started.
+    const client = a.runtime.temporal.client;
+    const described = await Promise.all(more.slice(0, 10).map((id) => client.workflow.getHandle(id).describe()));
+    expect(described.every((d) => d.workflowId && d.runId)).toBe(true);
+    expect(await new Dispatcher(a.runtime).sweep()).toBe(0);
+  });
 });

@@ -6,6 +6,8 @@ import { AGENT_RUN_WORKFLOW } from "../../workflows/contract.js";
 export { AGENT_RUN_WORKFLOW } from "../../workflows/contract.js";
 
 const SWEEP_BATCH = 500;
+/** A pass ends after this many batches (it releases what it could not start, then goes again). */
+const MAX_BATCHES_PER_PASS = 20;
 /** How long a sweep's claim on its rows lasts; longer than a pass of SWEEP_BATCH starts takes. */
 const DISPATCH_LEASE_MS = 60_000;
 
@@ -33,7 +35,7 @@ export class Dispatcher {
 
   constructor(
     private readonly runtime: Runtime,
-    private readonly options: { concurrency?: number; maxQueue?: number; sweepEveryMs?: number; sweepAfterMs?: number } = {},
+    private readonly options: { concurrency?: number; maxQueue?: number; sweepEveryMs?: number; sweepAfterMs?: number; sweepBatch?: number } = {},
   ) {}
 
   private get concurrency() {
@@ -109,34 +111,65 @@ export class Dispatcher {
       .catch((err) => this.runtime.log.warn({ err: String(err) }, "could not mark jobs dispatched; they will be re-started harmlessly"));
   }
 
+  /** Claims up to `batch` undispatched jobs (a lease taken with SKIP LOCKED). */
+  private async claim(batch: number): Promise<{ id: string; trace_context: string | null }[]> {
+    const { rows } = await this.runtime.pool.query<{ id: string; trace_context: string | null }>(
+      `update jobs set dispatch_lease_until = now() + make_interval(secs => $2::float8 / 1000)
+       where id in (
+         select id from jobs
+         where dispatched_at is null and created_at < now() - make_interval(secs => $1::float8 / 1000)
+           and (dispatch_lease_until is null or dispatch_lease_until < now())
+         order by created_at limit $3
+         for update skip locked)
+       returning id, trace_context`,
+      [this.options.sweepAfterMs ?? 3000, DISPATCH_LEASE_MS, batch],
+    );
+    return rows;
+  }
+
   /**
-   * One pass over jobs committed but not started; returns how many were started. The pass first
-   * claims its rows (a lease, taken with SKIP LOCKED), so the dispatchers of N API instances share
-   * a backlog instead of each starting all of it; rows a pass could not start are released again,
-   * and the lease of a dispatcher that died runs out.
+   * One pass over jobs committed but not started; returns how many were started. The pass claims
+   * its rows in batches (a lease, taken with SKIP LOCKED), so the dispatchers of N API instances
+   * share a backlog instead of each starting all of it; rows a pass could not start are released
+   * again, and the lease of a dispatcher that died runs out. While the lanes start the last rows of
+   * a batch, the next batch is already being claimed, so no lane waits for a claim (nor for the
+   * slowest start of the batch before) while a backlog lasts.
    */
   async sweep(): Promise<number> {
     if (this.sweeping) return 0;
     this.sweeping = true;
     let started = 0;
     try {
-      const { rows } = await this.runtime.pool.query<{ id: string; trace_context: string | null }>(
-        `update jobs set dispatch_lease_until = now() + make_interval(secs => $2::float8 / 1000)
-         where id in (
-           select id from jobs
-           where dispatched_at is null and created_at < now() - make_interval(secs => $1::float8 / 1000)
-             and (dispatch_lease_until is null or dispatch_lease_until < now())
-           order by created_at limit ${SWEEP_BATCH}
-           for update skip locked)
-         returning id, trace_context`,
-        [this.options.sweepAfterMs ?? 3000, DISPATCH_LEASE_MS],
-      );
+      const batch = this.options.sweepBatch ?? SWEEP_BATCH;
+      const rows: { id: string; trace_context: string | null }[] = [];
+      let more = true; // the last claim was full: there may be more behind it
+      let claimError: unknown;
+      let claiming: Promise<void> | undefined;
+      const claimNext = () =>
+        (claiming ??= this.claim(batch)
+          .then((got) => {
+            rows.push(...got);
+            more = got.length === batch && rows.length < batch * MAX_BATCHES_PER_PASS;
+          })
+          .catch((err: unknown) => {
+            claimError = err;
+            more = false;
+          })
+          .finally(() => (claiming = undefined)));
+      await claimNext();
+      if (claimError) throw claimError;
       let i = 0;
       let failed = false;
       const notStarted: string[] = [];
-      this.lastSweepFull = false;
       const lane = async () => {
-        while (i < rows.length && !this.stopped) {
+        for (;;) {
+          if (more && !failed && !this.stopped && rows.length - i <= this.concurrency) void claimNext();
+          if (i >= rows.length) {
+            if (!claiming) return;
+            await claiming;
+            continue;
+          }
+          if (this.stopped) return;
           const { id, trace_context } = rows[i++]!;
           if (failed) {
             notStarted.push(id);
@@ -151,14 +184,17 @@ export class Dispatcher {
           }
         }
       };
-      await Promise.all(Array.from({ length: Math.min(this.concurrency, rows.length) }, lane));
+      await Promise.all(Array.from({ length: this.concurrency }, lane));
+      await claiming;
       while (i < rows.length) notStarted.push(rows[i++]!.id);
       await this.flushMarks();
       if (notStarted.length > 0) {
         await this.runtime.pool.query("update jobs set dispatch_lease_until = null where id = any($1::text[]) and dispatched_at is null", [notStarted]);
       }
       if (!failed && started > 0) this.unhealthyUntil = 0;
-      this.lastSweepFull = !failed && rows.length === SWEEP_BATCH;
+      // A pass cut short by its batch limit goes again at once; a failed claim waits for the next tick.
+      this.lastSweepFull = !failed && claimError === undefined && rows.length >= batch * MAX_BATCHES_PER_PASS;
+      if (claimError) throw claimError; // after the cleanup above; the loop logs it and goes on
     } finally {
       this.sweeping = false;
     }
