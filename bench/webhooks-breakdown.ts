@@ -108,7 +108,7 @@ await main(async () => {
             return { "webhook-id": id, "webhook-timestamp": ts, "webhook-signature": sig };
           };
           const pidCpu0 = cpu(api.pid);
-          const r = await autocannon({ url, method: "POST", body, connections: 50, duration: 8, headers: { "content-type": "application/json" }, requests: [{ setupRequest: (req) => ({ ...req, headers: { ...req.headers, "content-type": "application/json", ...sign() } }) }] });
+          const r = await autocannon({ url, method: "POST", body, connections: Number(process.env.BENCH_CONNECTIONS ?? 50), duration: Number(process.env.BENCH_DURATION ?? 8), headers: { "content-type": "application/json" }, requests: [{ setupRequest: (req) => ({ ...req, headers: { ...req.headers, "content-type": "application/json", ...sign() } }) }] });
           say(`ingest ${scheme}: ${r.requests.average.toFixed(0)}/s p50 ${r.latency.p50} ms, errors ${r.non2xx + r.errors}, api cpu ${((cpu(api.pid) - pidCpu0) / 8000 * 100).toFixed(0)}%`);
         }
         await api.proc.stop();
