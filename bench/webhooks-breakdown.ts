@@ -7,22 +7,25 @@ import { fileURLToPath } from "node:url";
 import { Client, Connection } from "@temporalio/client";
 import { DefaultLogger, NativeConnection, Runtime, Worker } from "@temporalio/worker";
 import { startTemporalDevServer } from "../src/dev/temporal-dev-server.js";
-import { main, pct, say, sleep, startProcess } from "./lib/harness.js";
+import { commandLine, loadNow, main, pct, provenance, say, sleep, startProcess, writeSection } from "./lib/harness.js";
 import { startDurablePostgres } from "./lib/postgres.js";
 import { bareStarts, copyJobs, drain, kick } from "./lib/dispatch.js";
-import { buildServer, createTenant, graphql, migrateWithDist, OPERATOR_TOKEN, SECRET_ENCRYPTION_KEY, GATEWAY_LOG_LEVEL, startServe } from "./lib/gateway.js";
+import { buildServer, commitOf, createTenant, graphql, migrateWithDist, OPERATOR_TOKEN, SECRET_ENCRYPTION_KEY, GATEWAY_LOG_LEVEL, startServe } from "./lib/gateway.js";
 
 /**
  * `npm run bench:webhooks-breakdown`: where the time of one webhook → done goes, from the
  * workflow's own history (event times as the Temporal server records them) and the job row
  * (created_at = the ingest commit). One at a time, BENCH_SAMPLES samples after 5 warm-ups; prints
- * the median of each step to stderr (it writes nothing to BENCHMARKS.md: this is a diagnosis aid).
+ * the median of each step, and writes them to BENCHMARKS.md ("## Webhook → done, step by step (<commit>)").
+ * BENCH_BREAKDOWN=dispatch or =ingest: diagnosis runs that only print (a backlog drained by one
+ * API vs the bare loop; ingest per scheme with the API's CPU use).
  */
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 30);
 const EVENT_NAMES: Record<number, string> = { 1: "WorkflowExecutionStarted", 2: "WorkflowExecutionCompleted", 5: "WorkflowTaskScheduled", 6: "WorkflowTaskStarted", 7: "WorkflowTaskCompleted", 10: "ActivityTaskScheduled", 11: "ActivityTaskStarted", 12: "ActivityTaskCompleted", 25: "MarkerRecorded" };
 const SCRIPT = "export default async function run(input) { return { ok: true, n: input.n ?? null }; }";
 
 await main(async () => {
+  const loadAtStart = loadNow();
   const root = resolve(process.env.BENCH_GATEWAY_ROOT ?? process.cwd());
   const dir = mkdtempSync(join(tmpdir(), "agw-bench-bd-"));
   try {
@@ -135,10 +138,12 @@ await main(async () => {
         await pool.end();
         return;
       }
+      const tables: string[] = [];
       const report = (title: string) => {
         say(title);
         const sorted = [...steps.entries()].sort((a, b) => pct(a[1], 50) - pct(b[1], 50));
         for (const [name, xs] of sorted) say(`${String(pct(xs, 50).toFixed(0)).padStart(5)} ms p50 (${pct(xs, 90).toFixed(0)} p90)  ${name}`);
+        tables.push(`${title}`, "", "| ms after the send (p50) | p90 | step |", "|---|---|---|", ...sorted.map(([name, xs]) => `| ${pct(xs, 50).toFixed(0)} | ${pct(xs, 90).toFixed(0)} | ${name} |`), "");
         steps.clear();
       };
       for (let i = 0; i < 5; i++) await once(-1, false);
@@ -159,6 +164,18 @@ await main(async () => {
       floorWorker.shutdown();
       await floorRun;
       await native.close();
+      writeSection(
+        `## Webhook → done, step by step (${commitOf(root)})`,
+        [
+          provenance(commandLine("bench:webhooks-breakdown"), loadAtStart),
+          "",
+          `One at a time, ${SAMPLES} samples after 5 warm-ups; Temporal dev server, PostgreSQL with fsync on, \`npm run serve\` and \`npm run worker\` from dist/.`,
+          "Times are from the client's send to each event as the server recorded it in the workflow's history, and to the job row's stamps",
+          "(created_at = the ingest commit). The bare workflow (one no-op activity) runs on a worker in the bench process.",
+          "",
+          ...tables,
+        ].join("\n"),
+      );
       await connection.close();
       await api.proc.stop();
       await worker.stop();
