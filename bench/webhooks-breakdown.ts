@@ -165,7 +165,7 @@ await main(async () => {
       await floorRun;
       await native.close();
       writeSection(
-        `## Webhook → done, step by step (${commitOf(root)})`,
+        `## Webhook → done, step by step (${commitOf(root)}${process.env.SANDBOX_POOL_SIZE ? `, worker with SANDBOX_POOL_SIZE=${process.env.SANDBOX_POOL_SIZE}` : ""})`,
         [
           provenance(commandLine("bench:webhooks-breakdown"), loadAtStart),
           "",

@@ -52,10 +52,11 @@ export async function startWorker(runtime: Runtime, options: { taskQueue?: strin
     // A worker takes only as many activities as it has sandboxes, so a backlog waits in Temporal's
     // task queue, where any worker with a free sandbox can take it, not inside a busy worker.
     maxConcurrentActivityTaskExecutions: config.sandbox.poolSize,
-    // A waiting activity poller holds one of those slots. With as many pollers as slots (the SDK's
-    // default: min(10, slots)) none is ever free for eager dispatch, so every activity took a
-    // round through the task queue (~35 ms of webhook → done on the dev server, measured with
-    // bench/webhooks-breakdown.ts). Half the slots poll, the other half take eager activities.
+    // Waiting activity pollers hold slots. With as many pollers as slots (the SDK's default:
+    // min(10, slots)) none is ever free for eager dispatch, and every activity takes a round through
+    // the task queue (~35 ms of webhook → done on the dev server: bench/webhooks-breakdown.ts).
+    // Half the slots poll, the rest take eager activities. Measured with SDK 1.24: the pollers hold
+    // two slots even when one is asked for, so eager dispatch needs SANDBOX_POOL_SIZE ≥ 3.
     activityTaskPollerBehavior: { type: "simple-maximum", maximum: Math.max(1, Math.floor(config.sandbox.poolSize / 2)) },
     shutdownGraceTime: "10 seconds",
     interceptors: { activity: [jobMetricsInterceptor(runtime.metrics)] },
