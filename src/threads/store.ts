@@ -96,20 +96,25 @@ const FINISH = statement(
   (p) => `with ${releaseCte(p)},
           m as (insert into ${M.table} (${M.thread}, ${M.seq}, ${M.role}, ${M.content}, ${M.data}, ${M.createdAt})
                 select ${p("threadId")}, ${p("baseSeq")}::int + x.ord::int, x.role, x.content, x.data::jsonb, now()
-                  from unnest(${p("roles")}::text[], ${p("contents")}::text[], ${p("data")}::text[]) with ordinality as x(role, content, data, ord))
-     update ${T.table} set ${T.busyUntil} = null, ${T.messageCount} = ${T.messageCount} + ${p("count")}, ${T.updatedAt} = now() where ${T.id} = ${p("threadId")}`,
+                  from unnest(${p("roles")}::text[], ${p("contents")}::text[], ${p("data")}::text[]) with ordinality as x(role, content, data, ord)
+                 where exists (select 1 from held))
+     update ${T.table} set ${T.busyUntil} = null, ${T.messageCount} = ${T.messageCount} + ${p("count")}, ${T.updatedAt} = now()
+      where ${T.id} = ${p("threadId")} and exists (select 1 from held) returning ${T.id}`,
 );
 
 /**
  * Ends a turn: appends the messages (in order, after `baseSeq`), releases the lease and credits
  * back `release` micro-USD of the hold, all in one statement so a crash cannot keep one without
- * the other.
+ * the other. A synchronous commit: it also makes the turn's asynchronously committed hold (and
+ * new thread) durable before the answer leaves. When the hold is not there (lost to a database
+ * crash since it was placed, or already released) nothing is saved or credited, and the turn
+ * fails with service_unavailable: the client must not get an answer whose thread is not stored.
  */
 export async function finishTurn(
   pool: pg.Pool,
   a: { threadId: string; accountId: string; baseSeq: number; messages: ChatMessage[]; release: number; reference: string; tags: CallTags; inputTokens: number; outputTokens: number },
 ): Promise<void> {
-  await pool.query(
+  const { rowCount } = await pool.query(
     FINISH.with({
       ...a.tags,
       inputTokens: a.inputTokens,
@@ -125,4 +130,5 @@ export async function finishTurn(
       data: a.messages.map(messageData),
     }),
   );
+  if (!rowCount) throw new AppError("service_unavailable", "The database restarted during this request and lost its hold; nothing was charged, retry the request");
 }
