@@ -134,5 +134,7 @@ export async function finishTurn(
     }),
   );
   await waitForWalFlush(pool);
-  if (!rows[0]?.settled) throw new AppError("service_unavailable", "The database restarted during this request and lost its hold; nothing was charged, retry the request");
+  if (!rows[0]?.settled) {
+    throw new AppError("service_unavailable", "The database restarted during this request and lost its hold; nothing was charged, retry the request", { headers: { "Retry-After": "1" } });
+  }
 }
