@@ -187,4 +187,45 @@ describe("chat turns across a crash of PostgreSQL between hold and finish", () =
     }
     expect((await chat({ stream: true })).ok).toBe(true);
   }, 120_000);
+
+  it("under load, crashed at whatever point each turn is in: every answered turn's thread is stored, balance == ledger", async () => {
+    gated = false;
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const answered: { threadId: string; afterRestart: boolean }[] = [];
+    let stop = false;
+    let restarted = false;
+    const loop = async (i: number) => {
+      while (!stop) {
+        const r = await chat({ stream: i % 2 === 1 }).catch(() => ({ ok: false, threadId: undefined }));
+        if (r.ok) answered.push({ threadId: r.threadId!, afterRestart: restarted });
+        else await sleep(20);
+      }
+    };
+    const loops = Array.from({ length: 16 }, (_, i) => loop(i));
+    await sleep(1500);
+    const postmaster = Number(readFileSync(join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
+    process.kill(postmaster, "SIGQUIT");
+    await server.exited;
+    server = await startEmbeddedPostgres(dataDir, { port: server.port });
+    restarted = true;
+    await sleep(1500);
+    stop = true;
+    await Promise.all(loops);
+
+    expect(answered.filter((a) => !a.afterRestart).length).toBeGreaterThan(0);
+    expect(answered.filter((a) => a.afterRestart).length).toBeGreaterThan(0);
+    const stored = await db("select id, message_count from threads where id = any($1::text[])", [answered.map((a) => a.threadId)]);
+    const count = new Map(stored.map((t) => [t.id, t.message_count]));
+    expect(answered.filter((a) => count.get(a.threadId) !== 2).map((a) => ({ ...a, n: count.get(a.threadId) })).slice(0, 5)).toEqual([]);
+    const [acct] = await db(
+      `select balance_micros::bigint as b, (select sum(amount_micros) from ledger_entries where account_id = $1)::bigint as s,
+              (select count(*) from ledger_entries r where r.account_id = $1 and r.kind = 'hold_release'
+                  and not exists (select 1 from ledger_entries h where h.thread_id = r.thread_id and h.reference = r.reference and h.kind = 'hold'))::int as orphans
+         from accounts where id = $1`,
+      [accountId],
+    );
+    expect(Number(acct.b)).toBeGreaterThanOrEqual(0);
+    expect(acct.s).toBe(acct.b);
+    expect(acct.orphans).toBe(0);
+  }, 120_000);
 });

@@ -1,5 +1,3 @@
-import type pg from "pg";
-
 /**
  * Hand-written SQL composed from fragments with named parameters. A fragment asks for a
  * parameter by name (`p("accountId")`) and gets its `$n`; the statement maps named values to
@@ -44,20 +42,9 @@ export function statement(name: string, build: (p: Param) => string): Statement 
  * A CTE that makes the statement's own (implicit) transaction commit without waiting for its WAL
  * flush: `synchronous_commit = off` for that transaction only. The statement must select from it
  * (`(select async_commit from async_commit)`), or PostgreSQL never evaluates it. For statements
- * placed before a synchronous one whose commit makes them durable too (WAL is flushed in order):
- * the hold before an upstream call, settled by the turn's synchronous finish (docs/billing-reservations.md).
+ * followed by a synchronous commit that writes WAL, which makes them durable too (WAL is flushed
+ * in order) before anything depends on them outside the database: the chat turn's hold and finish
+ * (docs/billing-reservations.md).
  * Never run it inside an explicit transaction: it would apply to the whole transaction.
  */
 export const ASYNC_COMMIT_CTE = "async_commit as (select set_config('synchronous_commit', 'off', true) as async_commit)";
-
-const WAL_FLUSH = statement("db-wait-for-wal-flush", () => "select pg_current_xact_id()");
-
-/**
- * Returns once PostgreSQL's WAL is flushed past every commit that finished before the call: a
- * transaction that takes an id commits synchronously (a commit record and its flush), and WAL is
- * flushed in order. After an asynchronous commit it makes that commit durable without the
- * committing transaction's locks being held through the flush; concurrent callers share flushes.
- */
-export async function waitForWalFlush(pool: pg.Pool): Promise<void> {
-  await pool.query(WAL_FLUSH.with({}));
-}
