@@ -48,11 +48,14 @@ describe("Dispatcher sweeps on two instances", () => {
     const { rows: tmpl } = await a.runtime.pool.query<{ account_id: string; agent_id: string }>("select account_id, agent_id from jobs where id = $1", [ids[0]]);
     await a.runtime.pool.query(
       `insert into jobs (id, account_id, agent_id, status, attempts, cost_micros, created_at)
-       select id, $2, $3, 'queued', 0, 0, now() - interval '1 minute' from unnest($1::text[]) as id`,
+       select id, $2, $3, 'queued', 0, 0, now() + interval '1 hour' from unnest($1::text[]) as id`,
       [more, tmpl[0]!.account_id, tmpl[0]!.agent_id],
     );
-    const da = new Dispatcher(a.runtime, { concurrency: 4, sweepBatch: 7 });
-    const db = new Dispatcher(b.runtime, { concurrency: 4, sweepBatch: 7 });
+    // Created "in an hour": the apps' own dispatchers (which sweep jobs older than 3 s) leave them
+    // alone, so the two passes below are the only ones that start them and their counts add up.
+    const own = { concurrency: 4, sweepBatch: 7, sweepAfterMs: -2 * 3600_000 };
+    const da = new Dispatcher(a.runtime, own);
+    const db = new Dispatcher(b.runtime, own);
     const [sa, sb] = await Promise.all([da.sweep(), db.sweep()]);
     await Promise.all([da.close(), db.close()]);
     expect(sa + sb).toBe(more.length);
@@ -68,6 +71,6 @@ describe("Dispatcher sweeps on two instances", () => {
     const client = a.runtime.temporal.client;
     const described = await Promise.all(more.slice(0, 10).map((id) => client.workflow.getHandle(id).describe()));
     expect(described.every((d) => d.workflowId && d.runId)).toBe(true);
-    expect(await new Dispatcher(a.runtime).sweep()).toBe(0);
+    expect(await new Dispatcher(a.runtime, own).sweep()).toBe(0);
   });
 });

@@ -149,7 +149,10 @@ export class Dispatcher {
         (claiming ??= this.claim(batch)
           .then((got) => {
             rows.push(...got);
-            more = got.length === batch && rows.length < batch * MAX_BATCHES_PER_PASS;
+            // Not "a full batch": a claim racing another instance's comes back short (SKIP
+            // LOCKED passes over the rows that one is taking) while more are waiting. Only an
+            // empty claim says the backlog is gone.
+            more = got.length > 0 && rows.length < batch * MAX_BATCHES_PER_PASS;
           })
           .catch((err: unknown) => {
             claimError = err;
