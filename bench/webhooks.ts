@@ -287,8 +287,7 @@ await main(async () => {
           // just as they run the dispatcher's. Once they are done, the dispatcher drains its backlog.
           const stackPool = new pg.Pool({ connectionString: topology.databaseUrl, max: 2 });
           stackPool.on("error", () => {});
-          await copyJobs(stackPool, job.sendTestWebhook.id, "stackbare", BACKLOG);
-          await stackPool.query("update jobs set dispatched_at = now() where id like 'job_bench_stackbare_%'");
+          await copyJobs(stackPool, job.sendTestWebhook.id, "stackbare", BACKLOG, { dispatched: true });
           const ids = Array.from({ length: BACKLOG }, (_, i) => `job_bench_stackbare_${i + 1}`);
           const b = await bareStarts(topology.temporalAddress, topology.temporalNamespace ?? "default", BACKLOG, STACK_TASK_QUEUE, ids);
           await settled(stackPool, "stackbare");

@@ -16,13 +16,14 @@ export const LANES = 32; // the dispatcher's default concurrency (src/jobs/dispa
  * so the dispatcher's sweep takes them at once. Schema-agnostic: the row is copied as JSON (keys
  * the table lacks, such as a dispatch lease on older schemas, are ignored).
  */
-export async function copyJobs(pool: pg.Pool, sample: string, tag: string, n: number): Promise<void> {
+export async function copyJobs(pool: pg.Pool, sample: string, tag: string, n: number, options: { dispatched?: boolean } = {}): Promise<void> {
+  // `dispatched`: stamped as dispatched from the start, so no API's sweep ever takes them (for the bare loop to start).
   const { rowCount } = await pool.query(
     `insert into jobs select (jsonb_populate_record(null::jobs, to_jsonb(j) || jsonb_build_object(
-       'id', 'job_bench_' || $2::text || '_' || g, 'status', 'queued', 'dispatched_at', null, 'dispatch_lease_until', null,
+       'id', 'job_bench_' || $2::text || '_' || g, 'status', 'queued', 'dispatched_at', case when $4::boolean then now() end, 'dispatch_lease_until', null,
        'created_at', now() - interval '10 seconds'))).*
      from jobs j, generate_series(1, $3::int) g where j.id = $1`,
-    [sample, tag, n],
+    [sample, tag, n, options.dispatched ?? false],
   );
   if (rowCount !== n) throw new Error(`copied ${rowCount} jobs instead of ${n} (sample ${sample})`);
 }
