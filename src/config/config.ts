@@ -139,7 +139,9 @@ const envSchema = z.object({
   EGRESS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   EGRESS_MAX_RESPONSE_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   EGRESS_MAX_REDIRECTS: z.coerce.number().int().min(0).max(20).default(5),
-  SANDBOX_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(2),
+  // 3, not 2: the worker's activity pollers hold two slots while they wait, and an activity is
+  // dispatched eagerly (~35 ms sooner; src/temporal/worker.ts) only into a third.
+  SANDBOX_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(3),
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
   WORKER_METRICS_PORT: port.optional(),
   /** The most a GraphQL operation may cost: 1 per field, a connection's fields once per row asked for. */
