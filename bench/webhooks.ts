@@ -287,10 +287,10 @@ await main(async () => {
           // just as they run the dispatcher's. Once they are done, the dispatcher drains its backlog.
           const stackPool = new pg.Pool({ connectionString: topology.databaseUrl, max: 2 });
           stackPool.on("error", () => {});
-          await copyJobs(stackPool, job.sendTestWebhook.id, "stackbare", BACKLOG, { dispatched: true });
-          const ids = Array.from({ length: BACKLOG }, (_, i) => `job_bench_stackbare_${i + 1}`);
+          await copyJobs(stackPool, job.sendTestWebhook.id, "sbare", BACKLOG, { dispatched: true });
+          const ids = Array.from({ length: BACKLOG }, (_, i) => `job_bench_sbare_${i + 1}`);
           const b = await bareStarts(topology.temporalAddress, topology.temporalNamespace ?? "default", BACKLOG, STACK_TASK_QUEUE, ids);
-          await settled(stackPool, "stackbare");
+          await settled(stackPool, "sbare");
           await copyJobs(stackPool, job.sendTestWebhook.id, "stack", BACKLOG);
           for (const p of topology.processes.filter((x) => x.role === "api" && x.url)) await kick(p.url!, trig.createTrigger.trigger.id, trig.createTrigger.secret);
           const d = await drain(stackPool, "stack");

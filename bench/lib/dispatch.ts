@@ -45,7 +45,10 @@ export async function kick(apiUrl: string, triggerId: string, secret: string): P
   if (r.status !== 202) throw new Error(`kick webhook to ${apiUrl} answered ${r.status}`);
 }
 
-/** Waits until every copy tagged `tag` is dispatched; the rate comes from their dispatched_at stamps. */
+/**
+ * Waits until every copy tagged `tag` is dispatched; the rate comes from their dispatched_at stamps.
+ * (`_` in a LIKE pattern matches any character: no tag may be another tag followed by more letters.)
+ */
 export async function drain(pool: pg.Pool, tag: string, timeoutMs = 300_000): Promise<{ n: number; seconds: number; rate: number }> {
   const like = `job_bench_${tag}_%`;
   const deadline = Date.now() + timeoutMs;
