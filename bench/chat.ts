@@ -220,8 +220,9 @@ await main(async () => {
       if (gatewayRows.length > 0) sections.push(await floorSection(pg, `gw_${gatewayRows[gatewayRows.length - 1]!.label.replace(/\W/g, "_")}`));
     }
     if (PHASES.has("streams")) {
-      const root = gatewaySpecs[0]!.root;
-      sections.push(await runSlowStreams({ dir, root, pg, count: STREAMS, model: MODEL_B }));
+      // Compare runs measure every build, one after the other (each alone on the machine's cores).
+      for (const g of gatewaySpecs)
+        sections.push(await runSlowStreams({ dir, root: g.root, pg, count: STREAMS, model: MODEL_B, ...(gatewaySpecs.length > 1 ? { label: g.label } : {}) }));
     }
     const suffix = process.env.BENCH_SECTION ? ` (${process.env.BENCH_SECTION})` : "";
     writeSection(`## Chat${suffix}`, `${provenance(commandLine("bench:chat"), loadAtStart)}\n\n${sections.join("\n\n")}`);
