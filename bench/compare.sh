@@ -8,6 +8,9 @@
 # migrated by its own code. The result replaces the section "## Chat (before/after: <base> →
 # <head>)" of BENCHMARKS.md.
 #
+# COMPARE_UPSTREAM=1 also runs `npm run bench:upstream` (the upstream HTTP client alone: CPU per
+# call of each build, in one process; section "## Upstream client (before/after: …)");
+# COMPARE_CHAT=0 skips the chat run.
 # COMPARE_WEBHOOKS=1 also runs `npm run bench:webhooks` against each build in turn (sections
 # "## Webhooks (before: <base>)" and "## Webhooks (after: <head>)"); those two runs are
 # sequential, so compare them only on an idle machine.
@@ -57,8 +60,15 @@ checkout head "$head_ref"
 export BENCH_COMMAND="bench/compare.sh $base_ref $head_ref"
 export BENCH_TARGETS="${BENCH_TARGETS:-gw-b,gw-oa,portkey-b}"
 export BENCH_PHASES="${BENCH_PHASES:-latency}"
-BENCH_GATEWAYS="before=$tmp/base,after=$tmp/head" BENCH_SECTION="before/after: $base_ref ($base_sha) → $head_ref ($head_sha)" \
-  npm run -s bench:chat
+if [ "${COMPARE_CHAT:-1}" = "1" ]; then
+  BENCH_GATEWAYS="before=$tmp/base,after=$tmp/head" BENCH_SECTION="before/after: $base_ref ($base_sha) → $head_ref ($head_sha)" \
+    npm run -s bench:chat
+fi
+
+if [ "${COMPARE_UPSTREAM:-0}" = "1" ]; then
+  BENCH_GATEWAYS="before=$tmp/base,after=$tmp/head" BENCH_SECTION="before/after: $base_ref ($base_sha) → $head_ref ($head_sha)" \
+    npm run -s bench:upstream
+fi
 
 if [ "${COMPARE_WEBHOOKS:-0}" = "1" ]; then
   BENCH_GATEWAY_ROOT="$tmp/base" BENCH_SECTION="before: $base_ref ($base_sha)" npm run -s bench:webhooks
