@@ -2,7 +2,7 @@ import type pg from "pg";
 import { withTransaction } from "../db/tx.js";
 import { sqlNames } from "../db/names.js";
 import { Account, ApiKey, LedgerEntry } from "../db/schema.js";
-import { statement, type Param } from "../db/statement.js";
+import { ASYNC_COMMIT_CTE, statement, type Param } from "../db/statement.js";
 
 /**
  * Hold-and-settle (DESIGN §5), the only SQL that moves an account's balance during a call. The
@@ -57,20 +57,36 @@ export function holdCte(p: Param, condition?: string): string {
 }
 
 /**
- * CTEs `hold_release` and `hold_release_ledger`: credits back `release` micro-USD. The ledger row
- * is written even for 0: it is the one row per call that settles it and carries its tokens.
- * Parameters: accountId, release, reference, the call's tags and tokens.
+ * The `held` CTE: one row when the call's hold (`reference`, on thread `threadId`) is in the ledger
+ * and nothing released it yet, else none. Settling requires it: the hold commits asynchronously,
+ * so a database crash between hold and settle may have lost it, and crediting back a hold that
+ * was never debited would hand the account money. It also makes a second settle of one hold a
+ * no-op. Uses ledger_entries_thread_reference_idx. Parameters: accountId, threadId, reference.
  */
-export function releaseCte(p: Param): string {
-  return `hold_release as (update ${A.table} set ${A.balanceMicros} = ${A.balanceMicros} + ${p("release")}
-                 where ${A.id} = ${p("accountId")} and ${p("release")}::bigint > 0 returning ${A.id}),
-          ${ledgerCte(p, "hold_release_ledger", "(select 1) as settled", "hold_release", `${p("release")}::bigint`, true)}`;
+export function heldCte(p: Param): string {
+  const call = `${L.threadId} = ${p("threadId")} and ${L.reference} = ${p("reference")}`;
+  return `held as (select 1 as held from ${L.table} where ${call} and ${L.account} = ${p("accountId")} and ${L.kind} = 'hold'
+                   and not exists (select 1 from ${L.table} where ${call} and ${L.kind} = 'hold_release'))`;
 }
 
-const PLACE_HOLD = statement("billing-place-hold", (p) => `with ${holdCte(p)} select exists (select 1 from hold) as ok`);
+/**
+ * CTEs `held` (see heldCte), `hold_release` and `hold_release_ledger`: credits back `release`
+ * micro-USD of a hold that is still `held`. The ledger row is written even for 0: it is the one
+ * row per call that settles it and carries its tokens. Parameters: accountId, release, reference,
+ * the call's tags and tokens.
+ */
+export function releaseCte(p: Param): string {
+  return `${heldCte(p)},
+          hold_release as (update ${A.table} set ${A.balanceMicros} = ${A.balanceMicros} + ${p("release")}
+                 where ${A.id} = ${p("accountId")} and ${p("release")}::bigint > 0 and exists (select 1 from held) returning ${A.id}),
+          ${ledgerCte(p, "hold_release_ledger", "held", "hold_release", `${p("release")}::bigint`, true)}`;
+}
+
+const PLACE_HOLD = statement("billing-place-hold", (p) => `with ${ASYNC_COMMIT_CTE}, ${holdCte(p)} select exists (select 1 from hold) as ok, (select async_commit from async_commit)`);
 const CHARGE = statement(
   "billing-charge-extra",
-  (p) => `with charged as (update ${A.table} set ${A.balanceMicros} = ${A.balanceMicros} - ${p("extra")} where ${A.id} = ${p("accountId")} returning ${A.id}),
+  (p) => `with ${heldCte(p)},
+          charged as (update ${A.table} set ${A.balanceMicros} = ${A.balanceMicros} - ${p("extra")} where ${A.id} = ${p("accountId")} and exists (select 1 from held) returning ${A.id}),
           ${ledgerCte(p, "charge_ledger", "charged", "charge", `-${p("extra")}::bigint`, false)}
      select 1`,
 );
@@ -92,7 +108,7 @@ export async function releaseUnsettledHold(pool: pg.Pool, accountId: string, ref
 }
 
 /** Reserves `hold` if the balance covers it (and `keyId`, when given, still exists); false when it did not. */
-export async function placeHold(pool: pg.Pool | pg.PoolClient, accountId: string, hold: number, reference: string, tags: CallTags): Promise<boolean> {
+export async function placeHold(pool: pg.Pool, accountId: string, hold: number, reference: string, tags: CallTags): Promise<boolean> {
   const { rows } = await pool.query<{ ok: boolean }>(PLACE_HOLD.with({ accountId, hold, reference, ...tags }));
   return rows[0]!.ok;
 }

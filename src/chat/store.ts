@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { holdCte, type CallTags } from "../billing/ledger.js";
-import { statement } from "../db/statement.js";
+import { ASYNC_COMMIT_CTE, statement } from "../db/statement.js";
 import { newThreadCte } from "../threads/store.js";
 import { rateLimitCte, rateLimitValues } from "./rate-limit.js";
 
@@ -9,16 +9,22 @@ import { rateLimitCte, rateLimitValues } from "./rate-limit.js";
  * one round trip. No thread is created for a request that is refused for balance, a key deleted a
  * moment ago, or (with the rate limit) a count over the key's limit; a refused request still
  * counts in its window.
+ *
+ * Both commit asynchronously (ASYNC_COMMIT_CTE): the hold, the thread and the count are visible to
+ * every other transaction at once, so holds and counts serialise exactly as with a synchronous
+ * commit, and the turn's synchronous finish (threads/store.ts `finishTurn`) makes them durable
+ * before the answer leaves. A database crash in between may lose them; the finish then refuses
+ * to settle a hold that is not there (docs/billing-reservations.md, option B).
  */
 const OPEN = statement(
   "chat-open-thread",
-  (p) => `with ${holdCte(p)}, ${newThreadCte(p, "hold")}
-     select exists (select 1 from hold) as ok`,
+  (p) => `with ${ASYNC_COMMIT_CTE}, ${holdCte(p)}, ${newThreadCte(p, "hold")}
+     select exists (select 1 from hold) as ok, (select async_commit from async_commit)`,
 );
 const OPEN_RATE_LIMITED = statement(
   "chat-open-thread-rate-limited",
-  (p) => `with ${rateLimitCte(p)}, ${holdCte(p, `(select points from rate_limit) <= ${p("rateLimit")}::int`)}, ${newThreadCte(p, "hold")}
-     select exists (select 1 from hold) as ok, (select points from rate_limit) as points, (select expire from rate_limit) as expire`,
+  (p) => `with ${ASYNC_COMMIT_CTE}, ${rateLimitCte(p)}, ${holdCte(p, `(select points from rate_limit) <= ${p("rateLimit")}::int`)}, ${newThreadCte(p, "hold")}
+     select exists (select 1 from hold) as ok, (select points from rate_limit) as points, (select expire from rate_limit) as expire, (select async_commit from async_commit)`,
 );
 
 export async function openThreadWithHold(

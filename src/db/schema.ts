@@ -317,7 +317,8 @@ export const LedgerEntry = defineEntity({
   indexes: [
     { properties: ["account", "createdAt"] },
     { name: "ledger_entries_account_id_idx", properties: ["account", "id"] },
-    { name: "ledger_entries_thread_idx", properties: ["threadId"], where: { threadId: { $ne: null } } },
+    // A thread's rows (per-thread cost), and one call's rows on it: the turn's finish checks its hold is still there (billing/ledger.ts heldCte).
+    { name: "ledger_entries_thread_reference_idx", properties: ["threadId", "reference"], where: { threadId: { $ne: null } } },
     { name: "ledger_entries_job_idx", properties: ["jobId"], where: { jobId: { $ne: null } } },
   ],
 });
