@@ -57,7 +57,9 @@ checkout() { # <dir> <ref>
 checkout base "$base_ref"
 checkout head "$head_ref"
 
-export BENCH_COMMAND="bench/compare.sh $base_ref $head_ref"
+# The COMPARE_* switches are part of the command a section names (BENCH_* variables are added by the scripts).
+compare_vars=$(env | grep -E '^COMPARE_[A-Z]+=' | sort | tr '\n' ' ' || true)
+export BENCH_COMMAND="${compare_vars}bench/compare.sh $base_ref $head_ref"
 export BENCH_TARGETS="${BENCH_TARGETS:-gw-b,gw-oa,portkey-b}"
 export BENCH_PHASES="${BENCH_PHASES:-latency}"
 if [ "${COMPARE_CHAT:-1}" = "1" ]; then
