@@ -1,5 +1,5 @@
 import "reflect-metadata";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import autocannon from "autocannon";
@@ -54,6 +54,8 @@ interface Target {
   direct?: boolean;
   url: string;
   headers: Record<string, string>;
+  /** The process that serves it, when it is one Node process (its CPU time per request is reported). */
+  pid?: number;
   /** Authorization values used in turn, one per request (requests spread over many accounts). */
   rotateAuth?: string[];
   body: (stream: boolean) => string;
@@ -74,11 +76,25 @@ interface Cell {
   p99: number;
   errors: number;
   total: number;
+  /** CPU time (user + system) of the target's process per completed request, ms. */
+  cpuMs?: number;
+}
+
+/** utime + stime of a process in ms (/proc/<pid>/stat, clock ticks of 10 ms). */
+function cpuMsOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
 }
 
 async function load(t: Target, stream: boolean, duration: number, connections: number): Promise<Cell> {
   let i = 0;
   const rotate = t.rotateAuth;
+  const cpuBefore = t.pid === undefined ? undefined : cpuMsOf(t.pid);
   const r = await autocannon({
     url: t.url,
     method: "POST",
@@ -88,7 +104,9 @@ async function load(t: Target, stream: boolean, duration: number, connections: n
     duration,
     ...(rotate ? { requests: [{ setupRequest: (req) => ({ ...req, headers: { ...req.headers, authorization: rotate[i++ % rotate.length]! } }) }] } : {}),
   });
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.non2xx + r.errors + r.timeouts, total: r.requests.total };
+  const cpuAfter = t.pid === undefined ? undefined : cpuMsOf(t.pid);
+  const cpuMs = cpuBefore !== undefined && cpuAfter !== undefined && r.requests.total > 0 ? (cpuAfter - cpuBefore) / r.requests.total : undefined;
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.non2xx + r.errors + r.timeouts, total: r.requests.total, cpuMs };
 }
 
 /** One request, checked for the mock's text (a target that does not really work is not measured). */
@@ -148,7 +166,7 @@ await main(async () => {
       const auth = { authorization: `Bearer ${tenant.apiKey}` };
       const suffix = gatewaySpecs.length > 1 ? ` [${g.label} ${commit}]` : "";
       if (want(`gw-b:${g.label}`))
-        targets.push({ id: `gw-b:${g.label}`, name: `agent-gateway serve, provider_b path${suffix}`, wire: "anthropic", url: `${gw.url}/api/v1/chat/completions`, headers: auth, body: openAiBody(MODEL_B) });
+        targets.push({ id: `gw-b:${g.label}`, name: `agent-gateway serve, provider_b path${suffix}`, wire: "anthropic", url: `${gw.url}/api/v1/chat/completions`, pid: gw.pid, headers: auth, body: openAiBody(MODEL_B) });
       if (want(`gw-b${TENANTS}:${g.label}`)) {
         const many = [tenant];
         while (many.length < TENANTS) many.push(await createTenant(gw.url, { model: MODEL_B }));
@@ -157,15 +175,16 @@ await main(async () => {
           name: `agent-gateway serve, provider_b path, requests spread over ${TENANTS} accounts${suffix}`,
           wire: "anthropic",
           url: `${gw.url}/api/v1/chat/completions`,
+          pid: gw.pid,
           headers: auth,
           rotateAuth: many.map((t) => `Bearer ${t.apiKey}`),
           body: openAiBody(MODEL_B),
         });
       }
       if (want(`gw-b-tools:${g.label}`))
-        targets.push({ id: `gw-b-tools:${g.label}`, name: `agent-gateway serve, provider_b path + tools${suffix}`, wire: "anthropic", url: `${gw.url}/api/v1/chat/completions`, headers: auth, body: openAiToolsBody(MODEL_B) });
+        targets.push({ id: `gw-b-tools:${g.label}`, name: `agent-gateway serve, provider_b path + tools${suffix}`, wire: "anthropic", url: `${gw.url}/api/v1/chat/completions`, pid: gw.pid, headers: auth, body: openAiToolsBody(MODEL_B) });
       if (want(`gw-oa:${g.label}`))
-        targets.push({ id: `gw-oa:${g.label}`, name: `agent-gateway serve, OpenAI-compatible route${suffix}`, wire: "openai", url: `${gw.url}/api/v1/chat/completions`, headers: auth, body: openAiBody(MODEL_OA) });
+        targets.push({ id: `gw-oa:${g.label}`, name: `agent-gateway serve, OpenAI-compatible route${suffix}`, wire: "openai", url: `${gw.url}/api/v1/chat/completions`, pid: gw.pid, headers: auth, body: openAiBody(MODEL_OA) });
     }
     if (want("gw-start-b")) {
       say("starting npm start (dev launcher)");
@@ -177,8 +196,8 @@ await main(async () => {
     if (want("portkey-b") || want("portkey-oa")) {
       const pk = await startPortkey();
       const h = (provider: string, host: string) => ({ authorization: "Bearer sk-mock", "x-portkey-provider": provider, "x-portkey-custom-host": host });
-      if (want("portkey-b")) targets.push({ id: "portkey-b", name: `${pk.name}, Anthropic provider`, wire: "anthropic", url: `${pk.url}/v1/chat/completions`, headers: h("anthropic", `${mockOrigin}/v1`), body: openAiBody("mock-claude") });
-      if (want("portkey-oa")) targets.push({ id: "portkey-oa", name: `${pk.name}, OpenAI provider`, wire: "openai", url: `${pk.url}/v1/chat/completions`, headers: h("openai", `${mockOrigin}/v1`), body: openAiBody("mock") });
+      if (want("portkey-b")) targets.push({ id: "portkey-b", name: `${pk.name}, Anthropic provider`, wire: "anthropic", url: `${pk.url}/v1/chat/completions`, pid: pk.proc.child.pid, headers: h("anthropic", `${mockOrigin}/v1`), body: openAiBody("mock-claude") });
+      if (want("portkey-oa")) targets.push({ id: "portkey-oa", name: `${pk.name}, OpenAI provider`, wire: "openai", url: `${pk.url}/v1/chat/completions`, pid: pk.proc.child.pid, headers: h("openai", `${mockOrigin}/v1`), body: openAiBody("mock") });
     }
     if (want("litellm-b") || want("litellm-oa")) {
       const version = ensureLiteLlm();
@@ -210,8 +229,8 @@ await main(async () => {
             const added = t.direct || failed ? "—" : `+${f2(mean(connections, r) - mean(connections, base))} / +${r.p50 - base.p50} / +${r.p99 - base.p99}`;
             rows.push(
               failed
-                ? `| ${connections} | ${stream ? "stream" : "non-stream"} | ${t.name} | failed | — | — | — | — | ${r.errors} |`
-                : `| ${connections} | ${stream ? "stream" : "non-stream"} | ${t.name} | ${r.rps.toFixed(0)} | ${f2(mean(connections, r))} | ${r.p50} | ${r.p99} | ${added} | ${r.errors} |`,
+                ? `| ${connections} | ${stream ? "stream" : "non-stream"} | ${t.name} | failed | — | — | — | — | ${r.errors} | — |`
+                : `| ${connections} | ${stream ? "stream" : "non-stream"} | ${t.name} | ${r.rps.toFixed(0)} | ${f2(mean(connections, r))} | ${r.p50} | ${r.p99} | ${added} | ${r.errors} | ${r.cpuMs === undefined ? "—" : r.cpuMs.toFixed(3)} |`,
             );
           }
         }
@@ -220,8 +239,9 @@ await main(async () => {
       if (gatewayRows.length > 0) sections.push(await floorSection(pg, `gw_${gatewayRows[gatewayRows.length - 1]!.label.replace(/\W/g, "_")}`));
     }
     if (PHASES.has("streams")) {
-      const root = gatewaySpecs[0]!.root;
-      sections.push(await runSlowStreams({ dir, root, pg, count: STREAMS, model: MODEL_B }));
+      // Compare runs measure every build, one after the other (each alone on the machine's cores).
+      for (const g of gatewaySpecs)
+        sections.push(await runSlowStreams({ dir, root: g.root, pg, count: STREAMS, model: MODEL_B, ...(gatewaySpecs.length > 1 ? { label: g.label } : {}) }));
     }
     const suffix = process.env.BENCH_SECTION ? ` (${process.env.BENCH_SECTION})` : "";
     writeSection(`## Chat${suffix}`, `${provenance(commandLine("bench:chat"), loadAtStart)}\n\n${sections.join("\n\n")}`);
@@ -239,7 +259,7 @@ async function floorSection(pg: Awaited<ReturnType<typeof startDurablePostgres>>
     "### Where a turn's time goes in PostgreSQL",
     "",
     "From `pg_stat_statements` over the runs above (the gateway's database; statements called at least 100 times). Execution time excludes the",
-    "round trip and the commit's WAL flush; every statement here commits on its own.",
+    "round trip and the commit's WAL flush; every statement here commits on its own (a `set_config('synchronous_commit', …)` in it: that commit does not wait for the flush).",
     "",
     "| calls | mean exec ms | statement |",
     "|---|---|---|",
@@ -247,9 +267,9 @@ async function floorSection(pg: Awaited<ReturnType<typeof startDurablePostgres>>
     "",
     `Same server, one connection, 2,000 sequential calls each: \`select 1\` round trip p50 ${floor.selectMs.toFixed(3)} ms; a one-row insert committed on its own`,
     `(round trip + WAL flush with fsync on) p50 ${floor.commitMs.toFixed(3)} ms; the same insert with \`synchronous_commit = off\` p50 ${floor.asyncCommitMs.toFixed(3)} ms.`,
-    "A chat turn commits twice before its answer (hold + thread before the upstream",
-    `call, messages + settle after it), so its database floor is about 2 × ${floor.commitMs.toFixed(2)} ms plus the two statements' execution time, at one connection`,
-    "and before any HTTP work (docs/billing-reservations.md weighs moving it).",
+    "Until 094c7e7 a chat turn committed twice durably before its answer (hold + thread before the upstream call, messages + settle after it):",
+    `a database floor of about 2 × ${floor.commitMs.toFixed(2)} ms plus the two statements' execution, at one connection and before any HTTP work. Since dc68f77 the`,
+    "hold commits asynchronously and the finish's durable commit flushes it too (docs/billing-reservations.md).",
   ].join("\n");
 }
 
@@ -294,10 +314,13 @@ function latencySection(
     "the target speaks upstream (Anthropic Messages for the provider_b path and the peers' Anthropic providers; OpenAI otherwise).",
     "\"mean\" is connections / req/s (Little's law for a closed loop; it resolves sub-millisecond differences); autocannon's p50/p99 are whole milliseconds.",
     "At 1 connection added latency is per-request work; at 50 every process shares the same 2 cores with the load generator, so it is mostly queueing.",
+    "\"CPU ms/req\" is the serving process's user + system CPU time (`/proc/<pid>/stat`) over the cell divided by its completed requests: the",
+    "process's own work, unaffected by waiting for other processes (PostgreSQL, the mock, the load generator) or for a core.",
     "",
     `- agent-gateway: \`npm run serve\` (node dist/src/entry/serve.js, NODE_ENV=production, LOG_LEVEL=${GATEWAY_LOG_LEVEL}) on PostgreSQL ${pgSettings}`,
     `  (build${gateways.length > 1 ? "s" : ""}: ${gateways.map((g) => `${g.label} = ${g.commit}`).join(", ") || "—"}). Every request: API-key auth, per-key rate limit, hold on the balance, a new`,
-    "  thread, the upstream call, then the two stored messages + settle — two PostgreSQL round trips, each a durable commit. All requests of a row",
+    "  thread, the upstream call, then the two stored messages + settle — two PostgreSQL round trips (until 094c7e7 each a durable commit; since dc68f77",
+    "  the hold's commit is asynchronous, made durable by the finish's: docs/billing-reservations.md). All requests of a row",
     `  use one key of one account (one balance row that every hold and settle updates), except the row spread over ${TENANTS} accounts. provider_b path: the`,
     "  gateway translates the OpenAI request into an Anthropic Messages call and the answer (and SSE events) back. `npm start`: the dev launcher",
     "  (embedded PostgreSQL with fsync off, Temporal dev server and worker in the same process tree).",
@@ -306,8 +329,8 @@ function latencySection(
     "  25 ms before forwarding the first upstream chunk of every stream (`readStream` in its stream handler), which shows in its stream rows.",
     "- LiteLLM: `litellm --config config.yaml --num_workers 1` (`bench/lib/peers.ts` writes the config), no master key, no database.",
     "",
-    "| connections | mode | target | req/s | mean ms | p50 ms | p99 ms | added mean / p50 / p99 ms | non-2xx + errors |",
-    "|---|---|---|---|---|---|---|---|---|",
+    "| connections | mode | target | req/s | mean ms | p50 ms | p99 ms | added mean / p50 / p99 ms | non-2xx + errors | CPU ms/req |",
+    "|---|---|---|---|---|---|---|---|---|---|",
     ...rows,
     "",
     "### Targets (issue 13)",

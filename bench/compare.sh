@@ -8,10 +8,12 @@
 # migrated by its own code. The result replaces the section "## Chat (before/after: <base> →
 # <head>)" of BENCHMARKS.md.
 #
+# COMPARE_UPSTREAM=1 also runs `npm run bench:upstream` (the upstream HTTP client alone: CPU per
+# call of each build, in one process; section "## Upstream client (before/after: …)");
+# COMPARE_CHAT=0 skips the chat run.
 # COMPARE_WEBHOOKS=1 also runs `npm run bench:webhooks` against each build in turn (sections
 # "## Webhooks (before: <base>)" and "## Webhooks (after: <head>)"); those two runs are
 # sequential, so compare them only on an idle machine.
-# COMPARE_CHAT=0 skips the chat comparison (for a webhooks-only change).
 # BENCH_* variables pass through (default here: BENCH_TARGETS=gw-b,gw-oa,portkey-b,
 # BENCH_PHASES=latency).
 set -euo pipefail
@@ -55,12 +57,19 @@ checkout() { # <dir> <ref>
 checkout base "$base_ref"
 checkout head "$head_ref"
 
-export BENCH_COMMAND="${COMPARE_CHAT:+COMPARE_CHAT=$COMPARE_CHAT }${COMPARE_WEBHOOKS:+COMPARE_WEBHOOKS=$COMPARE_WEBHOOKS }bench/compare.sh $base_ref $head_ref"
+# The COMPARE_* switches are part of the command a section names (BENCH_* variables are added by the scripts).
+compare_vars=$(env | grep -E '^COMPARE_[A-Z]+=' | sort | tr '\n' ' ' || true)
+export BENCH_COMMAND="${compare_vars}bench/compare.sh $base_ref $head_ref"
 export BENCH_TARGETS="${BENCH_TARGETS:-gw-b,gw-oa,portkey-b}"
 export BENCH_PHASES="${BENCH_PHASES:-latency}"
-if [ "${COMPARE_CHAT:-1}" != "0" ]; then
+if [ "${COMPARE_CHAT:-1}" = "1" ]; then
   BENCH_GATEWAYS="before=$tmp/base,after=$tmp/head" BENCH_SECTION="before/after: $base_ref ($base_sha) → $head_ref ($head_sha)" \
     npm run -s bench:chat
+fi
+
+if [ "${COMPARE_UPSTREAM:-0}" = "1" ]; then
+  BENCH_GATEWAYS="before=$tmp/base,after=$tmp/head" BENCH_SECTION="before/after: $base_ref ($base_sha) → $head_ref ($head_sha)" \
+    npm run -s bench:upstream
 fi
 
 if [ "${COMPARE_WEBHOOKS:-0}" = "1" ]; then

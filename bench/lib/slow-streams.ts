@@ -12,7 +12,9 @@ import type { BenchPostgres } from "./postgres.js";
 const CHUNK_DELAY_MS = 1000;
 const CHUNKS = 20;
 
-export async function runSlowStreams(o: { dir: string; root: string; pg: BenchPostgres; count: number; model: string }): Promise<string> {
+/** `label` names the build in the heading when several are measured (bench/compare.sh runs one after the other). */
+export async function runSlowStreams(o: { dir: string; root: string; pg: BenchPostgres; count: number; model: string; label?: string }): Promise<string> {
+  const db = o.label ? `gw_streams_${o.label.replace(/\W/g, "_")}` : "gw_streams";
   const { line } = await firstLine((onStdout) =>
     startProcess("slow mock", process.execPath, ["--import", "@swc-node/register/esm-register", "bench/chat-mock.ts"], {
       onStdout,
@@ -20,10 +22,10 @@ export async function runSlowStreams(o: { dir: string; root: string; pg: BenchPo
     }),
   );
   const mockOrigin = `http://127.0.0.1:${line}`;
-  await o.pg.createDatabase("gw_streams");
-  migrateWithDist(o.root, o.pg.url("gw_streams"));
+  await o.pg.createDatabase(db);
+  migrateWithDist(o.root, o.pg.url(db));
   const gw = await startServe("gateway (streams)", o.root, {
-    DATABASE_URL: o.pg.url("gw_streams"),
+    DATABASE_URL: o.pg.url(db),
     TEMPORAL_ADDRESS: "127.0.0.1:1",
     PROVIDER_A_API_KEY: "sk-mock",
     PROVIDER_B_API_KEY: "sk-mock",
@@ -112,7 +114,7 @@ export async function runSlowStreams(o: { dir: string; root: string; pg: BenchPo
 
   const ok = failed === 0 && maxOpen === o.count;
   return [
-    `### ${o.count.toLocaleString("en")} concurrent slow streams in one API process`,
+    `### ${o.count.toLocaleString("en")} concurrent slow streams in one API process${o.label ? ` [${o.label}]` : ""}`,
     "",
     `The provider_b path (\`npm run serve\`, same PostgreSQL) with a mock upstream that sends one text chunk every ${CHUNK_DELAY_MS} ms, ${CHUNKS} chunks`,
     `(each stream is open about ${((CHUNK_DELAY_MS * (CHUNKS + 1)) / 1000).toFixed(0)} s). ${o.count} streamed chat requests are opened at once (each its own connection);`,

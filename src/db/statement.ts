@@ -43,8 +43,8 @@ export function statement(name: string, build: (p: Param) => string): Statement 
  * flush: `synchronous_commit = off` for that transaction only. The statement must select from it
  * (`(select async_commit from async_commit)`), or PostgreSQL never evaluates it. For statements
  * followed by a synchronous commit that writes WAL, which makes them durable too (WAL is flushed
- * in order) before anything depends on them outside the database: the chat turn's hold and finish
- * (docs/billing-reservations.md).
+ * in order) before anything depends on them outside the database: the chat turn's hold, made
+ * durable by the turn's synchronous finish (docs/billing-reservations.md).
  * Never run it inside an explicit transaction: it would apply to the whole transaction.
  */
 export const ASYNC_COMMIT_CTE = "async_commit as (select set_config('synchronous_commit', 'off', true) as async_commit)";

@@ -120,10 +120,10 @@ export async function startHttpServer(runtime: Runtime, options: HttpServerOptio
 function requestLog(log: Logger): express.RequestHandler {
   return (req, res, next) => {
     const started = Date.now();
+    let logged = false;
     const done = (err?: unknown) => {
-      res.off("close", done);
-      res.off("finish", done);
-      res.off("error", done);
+      if (logged) return;
+      logged = true;
       const aborted = !res.writableEnded;
       const level = err || res.statusCode >= 500 ? "error" : res.statusCode >= 400 ? "info" : "debug";
       if (!log.isLevelEnabled(level)) return;
@@ -138,9 +138,9 @@ function requestLog(log: Logger): express.RequestHandler {
         aborted ? "request aborted" : err || res.statusCode >= 500 ? "request errored" : "request completed",
       );
     };
-    res.on("close", done);
-    res.on("finish", done);
-    res.on("error", done);
+    // A response always emits "close", after "finish" when it finished (so no "finish" listener).
+    res.once("close", done);
+    res.once("error", done);
     next();
   };
 }

@@ -1,5 +1,6 @@
-import http, { type IncomingMessage } from "node:http";
+import http, { type IncomingMessage, type RequestOptions } from "node:http";
 import https from "node:https";
+import { urlToHttpOptions } from "node:url";
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { AppError } from "../errors/app-error.js";
 
@@ -143,31 +144,68 @@ function wrap(res: IncomingMessage, onActivity: () => void): UpstreamResponse {
         return v === undefined ? null : Array.isArray(v) ? v.join(", ") : v;
       },
     },
-    text: async () => {
-      const chunks: Buffer[] = [];
-      for await (const c of res) {
-        onActivity();
-        chunks.push(c as Buffer);
-      }
-      return chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8");
-    },
+    // Listeners rather than `for await`: the stream's async iterator (and its end-of-stream
+    // bookkeeping) cost more per call than reading a short JSON answer does.
+    text: () =>
+      new Promise<string>((resolve, reject) => {
+        const chunks: Buffer[] = [];
+        let ended = false;
+        res.on("data", (c: Buffer) => {
+          onActivity();
+          chunks.push(c);
+        });
+        res.once("end", () => {
+          ended = true;
+          resolve(chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8"));
+        });
+        res.once("error", reject);
+        res.once("close", () => {
+          if (!ended) reject(new Error("upstream response closed before its end"));
+        });
+      }),
     body,
   };
 }
 
+/**
+ * Request options per upstream URL, parsed once (a handful of provider endpoints): Node's own
+ * URL-to-options conversion, so the request is the one `http.request(url)` would make.
+ */
+const targets = new Map<string, { module: typeof http | typeof https; options: RequestOptions }>();
+const MAX_TARGETS = 1000;
+
+function targetOf(url: string) {
+  let t = targets.get(url);
+  if (t) return t;
+  const u = new URL(url);
+  const agent = agents[u.protocol as keyof typeof agents];
+  if (!agent) throw new TypeError(`unsupported upstream protocol ${u.protocol}`);
+  t = { module: u.protocol === "https:" ? https : http, options: { ...urlToHttpOptions(u), method: "POST", agent } };
+  if (targets.size >= MAX_TARGETS) targets.clear();
+  targets.set(url, t);
+  return t;
+}
+
+/**
+ * The signal is watched here rather than passed to `http.request` (whose abort-signal hook adds
+ * end-of-stream tracking to every request): aborting destroys the request and its response.
+ */
 function post(url: string, headers: Record<string, string>, body: string, signal: AbortSignal, onActivity: () => void): Promise<UpstreamResponse> {
   return new Promise((resolve, reject) => {
-    const u = new URL(url);
-    const agent = agents[u.protocol as keyof typeof agents];
-    if (!agent) return reject(new TypeError(`unsupported upstream protocol ${u.protocol}`));
-    const req = (u.protocol === "https:" ? https : http).request(
-      u,
-      { method: "POST", agent, signal, headers: { ...headers, "content-length": String(Buffer.byteLength(body)) } },
-      (res) => {
-        onActivity();
-        resolve(wrap(res, onActivity));
-      },
-    );
+    let target;
+    try {
+      target = targetOf(url);
+    } catch (err) {
+      return reject(err);
+    }
+    headers["content-length"] = String(Buffer.byteLength(body));
+    const req = target.module.request({ ...target.options, headers }, (res) => {
+      onActivity();
+      resolve(wrap(res, onActivity));
+    });
+    const onAbort = () => req.destroy(new Error("upstream call aborted"));
+    signal.addEventListener("abort", onAbort, { once: true });
+    req.once("close", () => signal.removeEventListener("abort", onAbort));
     req.on("error", reject);
     req.end(body);
   });

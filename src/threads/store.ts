@@ -4,7 +4,7 @@ import type { ChatMessage } from "../providers/types.js";
 import { releaseCte, type CallTags } from "../billing/ledger.js";
 import { sqlNames } from "../db/names.js";
 import { Message, Thread } from "../db/schema.js";
-import { ASYNC_COMMIT_CTE, statement, type Param } from "../db/statement.js";
+import { statement, type Param } from "../db/statement.js";
 
 /**
  * Thread persistence for the chat hot path, in hand-written SQL (one round trip per step).
@@ -93,33 +93,24 @@ export async function releaseLease(pool: pg.Pool, threadId: string): Promise<voi
 
 const FINISH = statement(
   "thread-finish-turn",
-  (p) => `with ${ASYNC_COMMIT_CTE}, ${releaseCte(p)},
+  (p) => `with ${releaseCte(p)},
           m as (insert into ${M.table} (${M.thread}, ${M.seq}, ${M.role}, ${M.content}, ${M.data}, ${M.createdAt})
                 select ${p("threadId")}, ${p("baseSeq")}::int + x.ord::int, x.role, x.content, x.data::jsonb, now()
                   from unnest(${p("roles")}::text[], ${p("contents")}::text[], ${p("data")}::text[]) with ordinality as x(role, content, data, ord)
                  where exists (select 1 from held))
-     update ${T.table} set ${T.busyUntil} = null, ${T.messageCount} = ${T.messageCount} + case when exists (select 1 from held) then ${p("count")}::int else 0 end
-      where ${T.id} = ${p("threadId")} returning exists (select 1 from held) as settled, (select async_commit from async_commit)`,
+     update ${T.table} set ${T.busyUntil} = null, ${T.messageCount} = ${T.messageCount} + case when exists (select 1 from held) then ${p("count")}::int else 0 end, ${T.updatedAt} = now()
+      where ${T.id} = ${p("threadId")} returning exists (select 1 from held) as settled`,
 );
-
-/**
- * The finish's durability barrier: a synchronous commit that writes WAL (PostgreSQL flushes at
- * commit only for a transaction that wrote WAL; a bare transaction id does not) on a row nobody
- * else is waiting for — the thread the turn just saved, whose `updated_at` it sets. WAL is
- * flushed in order, so its return means the finish (and the hold before it) is durable.
- */
-const TOUCH = statement("thread-finish-durable", (p) => `update ${T.table} set ${T.updatedAt} = now() where ${T.id} = ${p("threadId")}`);
 
 /**
  * Ends a turn: appends the messages (in order, after `baseSeq`), releases the lease and credits
  * back `release` micro-USD of the hold, all in one statement so a crash cannot keep one without
- * the other, then waits until it is durable (`TOUCH`), which also makes the turn's
- * asynchronously committed hold and new thread durable: the answer leaves after that. The
- * statement itself commits asynchronously so the account's balance row is not locked through the
- * WAL flush: every turn of one account queues on that row (docs/billing-reservations.md). When
- * the hold is not there (lost to a database crash since it was placed, or already released) nothing is saved or credited, the lease is
- * still released (a continuation's lease is durable, its hold may not be), and the turn fails
- * with service_unavailable: the client must not get an answer whose thread is not stored.
+ * the other. A synchronous commit: it also makes the turn's asynchronously committed hold (and
+ * new thread) durable before the answer leaves (WAL is flushed in order). When the hold is not
+ * there (lost to a database crash since it was placed, or already released) nothing is saved or
+ * credited, the lease is still released (a continuation's lease is durable, its hold may not be),
+ * and the turn fails with service_unavailable: the client must not get an answer whose thread is
+ * not stored.
  */
 export async function finishTurn(
   pool: pg.Pool,
@@ -141,7 +132,6 @@ export async function finishTurn(
       data: a.messages.map(messageData),
     }),
   );
-  await pool.query(TOUCH.with({ threadId: a.threadId }));
   if (!rows[0]?.settled) {
     throw new AppError("service_unavailable", "The database restarted during this request and lost its hold; nothing was charged, retry the request", { headers: { "Retry-After": "1" } });
   }
