@@ -1,6 +1,6 @@
 import type { ApiServer } from "../http/server.js";
 import type { Runtime } from "../runtime/runtime.js";
-import { startWorker, type RunningWorker } from "../temporal/worker.js";
+import type { RunningWorker } from "../temporal/worker.js";
 import { startApi } from "./api.js";
 
 /**
@@ -23,6 +23,16 @@ export interface App {
    * finishes its tasks. The runtime stays open: whoever created it closes it afterwards.
    */
   close(drainMs?: number): Promise<void>;
+}
+
+/**
+ * The worker module is loaded only by a process that runs a worker: `@temporalio/worker` and its
+ * native bridge cost an API-only process (`npm run serve`) about 16 MB of resident memory for
+ * nothing (BENCHMARKS.md, the 1,000 slow streams rows).
+ */
+async function startWorker(runtime: Runtime, options: { taskQueue?: string }): Promise<RunningWorker> {
+  const { startWorker: start } = await import("../temporal/worker.js");
+  return start(runtime, options);
 }
 
 export async function createApp(runtime: Runtime, options: AppOptions): Promise<App> {
