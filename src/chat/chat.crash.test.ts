@@ -94,6 +94,10 @@ describe("chat turns across a crash of PostgreSQL between hold and finish", () =
     await migrateDatabase(server.urlFor("app"));
     await admin(async (c) => {
       await c.query("alter system set wal_writer_delay = '10s'");
+      // Nor may anything else write the holds' WAL before the crash: the background writer flushes
+      // WAL up to a dirty page it writes out, autovacuum commits synchronously.
+      await c.query("alter system set bgwriter_lru_maxpages = 0");
+      await c.query("alter system set autovacuum = off");
       await c.query("select pg_reload_conf()");
     });
     app = await startTestApp({
