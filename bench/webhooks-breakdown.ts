@@ -2,15 +2,13 @@ import "reflect-metadata";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import pg from "pg";
 import { fileURLToPath } from "node:url";
 import { Client, Connection } from "@temporalio/client";
 import { DefaultLogger, NativeConnection, Runtime, Worker } from "@temporalio/worker";
-import { startTemporalDevServer } from "../src/dev/temporal-dev-server.js";
 import { commandLine, loadNow, main, pct, provenance, say, sleep, startProcess, writeSection } from "./lib/harness.js";
-import { startDurablePostgres } from "./lib/postgres.js";
+import { startRunBackends } from "./lib/run-backends.js";
 import { bareStarts, copyJobs, drain, kick } from "./lib/dispatch.js";
-import { buildServer, commitOf, createTenant, graphql, migrateWithDist, OPERATOR_TOKEN, SECRET_ENCRYPTION_KEY, GATEWAY_LOG_LEVEL, startServe } from "./lib/gateway.js";
+import { buildServer, commitOf, createTenant, graphql, OPERATOR_TOKEN, SECRET_ENCRYPTION_KEY, GATEWAY_LOG_LEVEL, startServe } from "./lib/gateway.js";
 
 /**
  * `npm run bench:webhooks-breakdown`: where the time of one webhook → done goes, from the
@@ -30,16 +28,8 @@ await main(async () => {
   const dir = mkdtempSync(join(tmpdir(), "agw-bench-bd-"));
   try {
     buildServer(root);
-    const [pgServer, temporal] = await Promise.all([
-      startDurablePostgres(join(dir, "pg")),
-      startTemporalDevServer({ dataDir: join(dir, "temporal"), cliPath: process.env.TEMPORAL_CLI_PATH || undefined, namespace: "default", ui: false }),
-    ]);
+    const { pgServer, temporal, databaseUrl, pool } = await startRunBackends(root, dir);
     try {
-      await pgServer.createDatabase("wh");
-      const databaseUrl = pgServer.url("wh");
-      migrateWithDist(root, databaseUrl);
-      const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-      pool.on("error", () => {});
       const env = { DATABASE_URL: databaseUrl, PROVIDER_A_API_KEY: "sk-unused", PROVIDER_B_API_KEY: "sk-unused", TEMPORAL_ADDRESS: temporal.address, TEMPORAL_TASK_QUEUE: "bench-run" };
       const api = await startServe("api", root, env);
       const worker = startProcess("worker", process.execPath, ["--enable-source-maps", "dist/src/entry/worker.js"], {

@@ -8,11 +8,10 @@ import pg from "pg";
 import autocannon from "autocannon";
 import { Client, Connection, WorkflowNotFoundError } from "@temporalio/client";
 import { DefaultLogger, NativeConnection, Runtime, Worker } from "@temporalio/worker";
-import { startTemporalDevServer } from "../src/dev/temporal-dev-server.js";
 import { commandLine, firstLine, loadNow, main, pct, provenance, say, sleep, startProcess, writeSection, type Proc } from "./lib/harness.js";
-import { startDurablePostgres } from "./lib/postgres.js";
+import { startRunBackends } from "./lib/run-backends.js";
 import { bareStarts, copyJobs, drain, kick, LANES, settled, STACK_TASK_QUEUE, startStack } from "./lib/dispatch.js";
-import { buildServer, commitOf, createTenant, graphql, migrateWithDist, OPERATOR_TOKEN, SECRET_ENCRYPTION_KEY, GATEWAY_LOG_LEVEL, startServe, type RunningGateway } from "./lib/gateway.js";
+import { buildServer, commitOf, createTenant, graphql, OPERATOR_TOKEN, SECRET_ENCRYPTION_KEY, GATEWAY_LOG_LEVEL, startServe, type RunningGateway } from "./lib/gateway.js";
 
 /**
  * `npm run bench:webhooks`, against this gateway as deployed (`npm run serve` and `npm run
@@ -90,16 +89,8 @@ await main(async () => {
   try {
     buildServer(root);
     say("starting PostgreSQL (durable settings) and a Temporal dev server");
-    const [pgServer, temporal] = await Promise.all([
-      startDurablePostgres(join(dir, "pg")),
-      startTemporalDevServer({ dataDir: join(dir, "temporal"), cliPath: process.env.TEMPORAL_CLI_PATH || undefined, namespace: "default", ui: false }),
-    ]);
+    const { pgServer, temporal, databaseUrl, pool } = await startRunBackends(root, dir);
     try {
-      await pgServer.createDatabase("wh");
-      const databaseUrl = pgServer.url("wh");
-      migrateWithDist(root, databaseUrl);
-      const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-      pool.on("error", () => {}); // the server stopping under an idle client is not an error here
       const count = async (where = "true") => (await pool.query<{ n: number }>(`select count(*)::int as n from jobs where ${where}`)).rows[0]!.n;
       const baseEnv = { DATABASE_URL: databaseUrl, PROVIDER_A_API_KEY: "sk-unused", PROVIDER_B_API_KEY: "sk-unused" };
 
