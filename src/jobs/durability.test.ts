@@ -9,6 +9,7 @@ import { createAccount } from "../../test/helpers/graphql.js";
 import { freePort } from "../dev/free-port.js";
 import { startWorker, type RunningWorker } from "../temporal/worker.js";
 import { createAgent, createTrigger, postWebhook } from "../../test/helpers/webhooks.js";
+import { spawnWorker } from "../../test/helpers/worker-process.js";
 
 const cli = process.env.TEMPORAL_CLI_PATH || "temporal";
 
@@ -122,24 +123,14 @@ describe("durability", () => {
       script: "export default async function run(i) { const end = Date.now() + 1500; while (Date.now() < end) {} return { n: i.n }; }",
     });
     const t = await createTrigger(app2.url, adminToken, agent);
-    const env = {
-      PATH: process.env.PATH ?? "",
-      NODE_ENV: "test",
-      DATABASE_URL: app2.databaseUrl,
-      TEMPORAL_ADDRESS: app2.config.temporal.address!,
-      TEMPORAL_TASK_QUEUE: app2.config.temporal.taskQueue,
-      OPERATOR_TOKEN: app2.operatorToken,
-      SECRET_ENCRYPTION_KEY: app2.config.secretEncryptionKey.toString("base64"),
-      SANDBOX_POOL_SIZE: "4",
-      LOG_LEVEL: "silent",
-    };
-    const spawnWorker = () => {
-      const child = spawn(process.execPath, ["--import", "@swc-node/register/esm-register", "src/entry/worker.ts"], { env, stdio: "ignore", cwd: process.cwd() });
+    // A worker process of its own, so it can be killed with -9 mid-run.
+    const startWorkerProcess = () => {
+      const { child } = spawnWorker(app2!, { SANDBOX_POOL_SIZE: "4" });
       children.push(child);
       return child;
     };
 
-    const first = spawnWorker();
+    const first = startWorkerProcess();
     const accepted = await Promise.all(Array.from({ length: 10 }, (_, n) => postWebhook(app2!.url, t.id, JSON.stringify({ n }), { "x-trigger-secret": t.secret })));
     const ids = accepted.map((r) => r.body.job_id as string);
     await waitUntil(async () => ((await statuses(app2!, ids)).running ?? 0) >= 4, 60_000, "scripts running");
@@ -148,7 +139,7 @@ describe("durability", () => {
     const atKill = await statuses(app2, ids);
     expect(atKill.done ?? 0).toBeLessThan(10);
 
-    spawnWorker();
+    startWorkerProcess();
     await waitUntil(async () => {
       const s = await statuses(app2!, ids);
       return (s.done ?? 0) + (s.failed ?? 0) === 10;
