@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Tally } from "./load.js";
 
@@ -94,5 +94,14 @@ The launcher restarts a process that dies (same ports, same data), as it does ou
 | accounts whose ledger sum differs from the balance | ${f.ledger.mismatches} of ${f.ledger.accounts} |
 | subscription: terminal events seen / missing; closed unexpectedly | ${f.subscription.terminalEventsSeen} / ${f.subscription.missing}; ${f.subscription.closedUnexpectedly ? "yes" : "no"} |
 `;
-  writeFileSync(join(root, "RELIABILITY.md"), text + FOUND);
+  // Only the suite's own part is rewritten: sections written by hand (one per guarantee, each
+  // naming the command that proves it) follow the marker and are kept as they are.
+  const file = join(root, "RELIABILITY.md");
+  const old = existsSync(file) ? readFileSync(file, "utf8") : "";
+  const at = old.indexOf(HAND_WRITTEN);
+  const rest = at >= 0 ? old.slice(at) : `${HAND_WRITTEN}\n`;
+  writeFileSync(file, `${text}${FOUND}\n${rest}`);
 }
+
+/** Everything after this line in RELIABILITY.md is written by hand, not by the chaos suite. */
+export const HAND_WRITTEN = "<!-- written by hand below: the chaos suite keeps everything after this line -->";
