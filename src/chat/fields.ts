@@ -1,4 +1,5 @@
 import { AppError } from "../errors/app-error.js";
+import { isStorableText } from "../infra/text.js";
 import type { ContentPart, ResponseFormat, ToolChoice, ToolSpec } from "../providers/types.js";
 
 /** Field parsers shared by the chat-completions and the responses request. */
@@ -33,6 +34,36 @@ export function optionalString(body: Record<string, unknown>, name: string, max 
   if (!given(v)) return undefined;
   if (typeof v !== "string" || v.length > max) throw bad(name, `${name} must be a string of at most ${max} characters`);
   return v;
+}
+
+/**
+ * Refuses a request any of whose strings (object keys too) PostgreSQL could not store: a NUL or an
+ * unpaired surrogate (infra/text.ts). Checked on the whole body before anything else, so such a
+ * request never reaches the hold or the upstream call, whichever field carries the text; `param`
+ * names that field (`messages[1].tool_calls[0].function.arguments`). Iterative: bodies may nest deep.
+ */
+export function checkStorable(body: Record<string, unknown>): void {
+  type Node = { value: unknown; parent?: Node; key?: string | number };
+  const pathOf = (n: Node): string => {
+    const keys: (string | number)[] = [];
+    for (let at: Node | undefined = n; at?.key !== undefined; at = at.parent) keys.push(at.key);
+    return keys.reverse().reduce<string>((p, k) => (typeof k === "number" ? `${p}[${k}]` : p ? `${p}.${k}` : k), "");
+  };
+  const refused = (n: Node, what: string) => bad(pathOf(n) || "body", `${pathOf(n) || "The body"} ${what} that cannot be stored (NUL, \\u0000, or an unpaired UTF-16 surrogate)`);
+  const stack: Node[] = [{ value: body }];
+  while (stack.length) {
+    const n = stack.pop()!;
+    const v = n.value;
+    if (typeof v === "string") {
+      if (!isStorableText(v)) throw refused(n, "contains a character");
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], parent: n, key: i });
+    } else if (isObject(v)) {
+      const keys = Object.keys(v);
+      for (const k of keys) if (!isStorableText(k)) throw refused(n, "has a key with a character");
+      for (let i = keys.length - 1; i >= 0; i--) stack.push({ value: v[keys[i]!], parent: n, key: keys[i]! });
+    }
+  }
 }
 
 /** Refuses a field the gateway cannot honour, unless it is absent or has its neutral value. */

@@ -1,5 +1,5 @@
 import type { ChatMessage, ModelOptions, ToolCall } from "../providers/types.js";
-import { bad, bool, given, isObject, number, optionalString, parseContent, parseResponseFormat, parseToolChoice, parseTools, positiveInt, refuse } from "./fields.js";
+import { bad, bool, checkStorable, given, isObject, number, optionalString, parseContent, parseResponseFormat, parseToolChoice, parseTools, positiveInt, refuse } from "./fields.js";
 
 /** A validated OpenAI chat-completions request plus thread_id: every field is honoured or refused. */
 export interface ChatRequest extends ModelOptions {
@@ -105,6 +105,7 @@ export function checkToolResults(messages: ChatMessage[], from: number, param: (
 
 export function parseChatRequest(body: unknown): ChatRequest {
   if (!isObject(body)) throw bad("body", "The request body must be a JSON object (Content-Type: application/json)");
+  checkStorable(body);
   const model = body.model;
   if (given(model) && (typeof model !== "string" || model.length === 0)) throw bad("model", "model must be a string");
   const rawMessages = body.messages;

@@ -1,5 +1,5 @@
 import type { ChatMessage, ModelOptions, ResponseFormat, ToolCall } from "../providers/types.js";
-import { bad, bool, given, isObject, number, optionalString, parseContent, parseResponseFormat, parseToolChoice, parseTools, positiveInt, refuse } from "./fields.js";
+import { bad, bool, checkStorable, given, isObject, number, optionalString, parseContent, parseResponseFormat, parseToolChoice, parseTools, positiveInt, refuse } from "./fields.js";
 import { checkToolResults } from "./request.js";
 
 /** A validated Responses API request (POST /api/v1/responses): every field is honoured or refused. */
@@ -102,6 +102,7 @@ function parseMetadata(v: unknown): Record<string, string> | null {
 
 export function parseResponsesRequest(body: unknown): ResponsesRequest {
   if (!isObject(body)) throw bad("body", "The request body must be a JSON object (Content-Type: application/json)");
+  checkStorable(body);
   for (const [name, neutral, why] of REFUSED) refuse(body, name, neutral, why);
   for (const k of Object.keys(body)) if (!KNOWN.has(k) && given(body[k])) throw bad(k, `Unrecognized request argument supplied: ${k}`);
   const model = body.model;

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import type { JobStatus } from "../db/schema.js";
+import { storableText } from "../infra/text.js";
 
 /**
  * Channel carrying every job status transition (JSON `JobStatusNotice`). A NOTIFY payload is
@@ -166,7 +167,7 @@ export function markDone(db: pg.Pool, jobId: string): Promise<boolean> {
  * (text columns refuse it) or lone surrogates (a cut through a pair becomes U+FFFD).
  */
 export function storableError(message: string): string {
-  return message.slice(0, MAX_ERROR_CHARS).replace(/\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
+  return storableText(message.slice(0, MAX_ERROR_CHARS));
 }
 
 export function markFailed(db: pg.Pool, jobId: string, error: string): Promise<boolean> {

@@ -1,6 +1,7 @@
 import type { Config } from "../config/config.js";
 import type { Metrics } from "../infra/metrics.js";
 import { AppError } from "../errors/app-error.js";
+import { storableText } from "../infra/text.js";
 import { estimateTokens, messageText } from "./mapping.js";
 import { parseOpenAiChunk, openAiCompatibleRequest } from "./openai-compatible.js";
 import { parseProviderAChunk, parseProviderAResponse, providerAPath, providerARequest } from "./provider-a.js";
@@ -32,16 +33,21 @@ export async function callModel(config: Config, metrics: Metrics | undefined, re
     return result;
   }
   let finishReason: FinishReason | undefined;
-  const emit = (text: string) => {
-    if (!text) return;
+  // What the upstream returns is made storable (no NUL, no unpaired surrogate: infra/text.ts) as
+  // it arrives, so the stream, the answer and the thread all carry the same text, and the finish
+  // that saves it cannot fail after the model was paid for.
+  const emit = (raw: string) => {
+    if (!raw) return;
+    const text = storableText(raw);
     progress.text += text;
     progress.emitted = true;
     options.onDelta?.(text);
   };
   // parallel_tool_calls: false on a provider without such a switch: the first call is kept.
   const single = req.parallelToolCalls === false;
-  const emitTool = (d: ToolCallDelta) => {
-    if (single && d.index > 0) return;
+  const emitTool = (raw: ToolCallDelta) => {
+    if (single && raw.index > 0) return;
+    const d = storableCall(raw);
     let call = progress.toolCalls[d.index];
     if (!call) call = progress.toolCalls[d.index] = { id: d.id ?? "", name: d.name ?? "", arguments: "" };
     if (d.id) call.id = d.id;
@@ -86,8 +92,8 @@ export async function callModel(config: Config, metrics: Metrics | undefined, re
             : route.kind === "provider_b"
               ? parseProviderBResponse(parseJson(text, route.kind))
               : parseOpenAiChunk(parseJson(text, route.kind));
-        progress.text = r.text;
-        progress.toolCalls = single ? (r.toolCalls ?? []).slice(0, 1) : (r.toolCalls ?? []);
+        progress.text = storableText(r.text);
+        progress.toolCalls = (single ? (r.toolCalls ?? []).slice(0, 1) : (r.toolCalls ?? [])).map(storableCall);
         finishReason = r.finishReason;
         setUsage(r.promptTokens, r.completionTokens);
         return;
@@ -133,6 +139,16 @@ export async function callModel(config: Config, metrics: Metrics | undefined, re
       promptTokens: progress.promptTokens ?? estimateTokens(req.messages.map(messageText).join("\n")),
       completionTokens: progress.completionTokens ?? estimateTokens(progress.text + toolCalls.map((c) => c.name + c.arguments).join("")),
     },
+  };
+}
+
+/** A tool call (or a piece of one) with storable id, name and arguments. */
+function storableCall<T extends { id?: string; name?: string; arguments: string }>(c: T): T {
+  return {
+    ...c,
+    arguments: storableText(c.arguments),
+    ...(c.id !== undefined ? { id: storableText(c.id) } : {}),
+    ...(c.name !== undefined ? { name: storableText(c.name) } : {}),
   };
 }
 

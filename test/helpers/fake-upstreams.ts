@@ -8,7 +8,8 @@ import type { AddressInfo } from "node:net";
  * #fail500, #fail400, #fail401, #reject (a 400 in the provider's error shape that echoes the API
  * key), #flaky503 (503 once per marker text, then OK), #slow (400 ms), #hang, #cut (streams one
  * chunk, then stalls), #midfail (an error event after the first chunk), #trickle (chunks 400 ms
- * apart: longer than a 1 s idle timeout in total, never idle that long).
+ * apart: longer than a 1 s idle timeout in total, never idle that long), #badtext (answers text, and
+ * tool-call ids and arguments, with NUL and unpaired surrogates, as a provider may: BAD_TEXT).
  *
  * Tools, images and structured output follow the providers' references (see test/fixtures/):
  * with tools offered and no tool results in the last user turn, the fake calls the offered tools
@@ -56,6 +57,12 @@ export function sampleOf(schema: any): unknown {
   if (type === "boolean") return true;
   return "Paris";
 }
+
+/** What #badtext answers: text PostgreSQL cannot store as it is (a NUL, a lone high and a lone low surrogate). */
+export const BAD_TEXT = "Bad\u0000 text \ud800 here \udc00!";
+
+/** The answer with BAD_TEXT for its text and spoilt tool-call ids (provider_b and the OpenAI format carry ids). */
+const spoil = (p: Plan): Plan => ({ text: BAD_TEXT, calls: p.calls.map((c) => ({ ...c, id: `${c.id}\ud800`, args: { ...c.args, bad: "\u0000\udfff" } })) });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -202,7 +209,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
     const send = (data: unknown, event?: string) => res.write(`${event ? `event: ${event}\n` : ""}data: ${JSON.stringify(data)}\n\n`);
 
     if (isA) {
-      const answer = plan("a", body, text, "Hello from A");
+      const answer = text.includes("#badtext") ? spoil(plan("a", body, text, "Hello from A")) : plan("a", body, text, "Hello from A");
       const parts = answer.calls.length || answer.text !== "Hello from A" ? [answer.text] : ["Hello", " from", " A"];
       if (trickle) parts.push(" and", " more", " text");
       const usage = { promptTokenCount: 11, candidatesTokenCount: 3, totalTokenCount: 14 };
@@ -228,7 +235,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       return void res.end();
     }
     if (isB) {
-      const answer = plan("b", body, text, "Hello from B");
+      const answer = text.includes("#badtext") ? spoil(plan("b", body, text, "Hello from B")) : plan("b", body, text, "Hello from B");
       const parts = answer.calls.length || answer.text !== "Hello from B" ? [answer.text] : ["Hello", " from", " B"];
       if (trickle) parts.push(" and", " more", " text");
       const stopReason = answer.calls.length ? "tool_use" : "end_turn";
@@ -279,7 +286,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       return void res.end();
     }
     if (path.endsWith("/chat/completions")) {
-      const content = "Hello from compat";
+      const content = text.includes("#badtext") ? BAD_TEXT : "Hello from compat";
       if (!stream) {
         return void res.writeHead(200, { "content-type": "application/json" }).end(
           JSON.stringify({
