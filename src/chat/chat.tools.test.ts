@@ -92,6 +92,24 @@ describe("chat facade: tools, images, structured output (OpenAI Node SDK)", () =
       expect(stored.rows[2].data.toolCallId).toBe(msg.tool_calls[0].id);
     });
 
+    it(`${p}: continues a thread with tool calls by tool messages alone, without resending tools (as OpenAI accepts)`, async () => {
+      const first: any = await client.chat.completions.create({ model, messages: [{ role: "user", content: "weather in Paris?" }], tools: [weather] });
+      const calls = first.choices[0].message.tool_calls;
+      expect(calls).toHaveLength(1);
+      const second: any = await client.chat.completions.create({
+        model,
+        messages: [{ role: "tool", tool_call_id: calls[0].id, content: "21 degrees" }],
+        thread_id: first.thread_id,
+      } as any);
+      expect(second.choices[0].message.content).toContain("21 degrees");
+      expect(second.choices[0].message.tool_calls).toBeUndefined();
+      // With no tools in the request the model may call none: provider_b gets the history's tools, callable by no one.
+      if (p === "b") expect(upstreamOf(model)).toMatchObject({ tools: [{ name: "get_weather" }], tool_choice: { type: "none" } });
+      // And a plain user turn after it on the same thread.
+      const third: any = await client.chat.completions.create({ model, messages: [{ role: "user", content: "thanks" }], thread_id: first.thread_id } as any);
+      expect(third.choices[0].finish_reason).toBe("stop");
+    });
+
     it(`${p}: streams tool-call deltas (index, id, name, argument fragments) and finish_reason tool_calls`, async () => {
       const stream = await client.chat.completions.create({ model, messages: [{ role: "user", content: "both please" }], tools: [weather, time], stream: true, stream_options: { include_usage: true } });
       const calls: { id?: string; name?: string; args: string }[] = [];

@@ -96,6 +96,15 @@ describe("Responses API (OpenAI Node SDK)", () => {
       expect(stateless.output_text).toContain("rain");
     });
 
+    it(`${p}: previous_response_id with only a function_call_output, without resending tools (as OpenAI accepts)`, async () => {
+      const first: any = await client.responses.create({ model, input: "weather?", tools: [weather] });
+      const call = first.output.find((o: any) => o.type === "function_call");
+      const second: any = await client.responses.create({ model, previous_response_id: first.id, input: [{ type: "function_call_output", call_id: call.call_id, output: "sunny" }] });
+      expect(second.status).toBe("completed");
+      expect(second.output_text).toContain("sunny");
+      expect(second.thread_id).toBe(first.thread_id);
+    });
+
     it(`${p}: streams the Responses event sequence for text and for function calls`, async () => {
       const types = async (req: OpenAI.Responses.ResponseCreateParamsStreaming) => {
         const stream = await client.responses.create(req);

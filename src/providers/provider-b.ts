@@ -66,6 +66,16 @@ export function providerBRequest(req: ModelRequest, upstreamModel: string, strea
       typeof c === "object" ? { type: "tool", name: c.name } : { type: c === "required" ? "any" : c === "none" ? "none" : "auto" };
     if (req.parallelToolCalls === false && choice.type !== "none") choice.disable_parallel_tool_use = true;
     body.tool_choice = choice;
+  } else {
+    // provider_b refuses tool_use/tool_result blocks in a request that defines no tools, while
+    // OpenAI takes a continuation without them (a thread, or previous_response_id, answered by
+    // tool results alone): define the tools the history calls, with tool_choice none, so the
+    // model reads its calls and their results but, as with OpenAI, calls nothing it was not offered.
+    const called = [...new Set(req.messages.flatMap((m) => (m.toolCalls ?? []).map((c) => c.name)))];
+    if (called.length) {
+      body.tools = called.map((name) => ({ name, input_schema: { type: "object" } }));
+      body.tool_choice = { type: "none" };
+    }
   }
   if (req.responseFormat?.type === "json_schema") body.output_config = { format: { type: "json_schema", schema: req.responseFormat.schema } };
   return body;

@@ -17,7 +17,8 @@ import type { AddressInfo } from "node:net";
  * from each tool's schema; with tool results it answers in text quoting them. A JSON response
  * format gets JSON made from the schema. Like the real APIs, it answers 400 (in the provider's
  * error shape) to requests that break the format: tool results without their call, non-alternating
- * roles, empty text blocks, provider_b temperature above 1.
+ * roles, empty text blocks, provider_b temperature above 1, provider_b tool_use/tool_result blocks
+ * in a request that defines no tools.
  */
 export interface Recorded {
   path: string;
@@ -77,6 +78,8 @@ function checkB(body: any): string | undefined {
   const msgs: any[] = body?.messages ?? [];
   if (typeof body?.max_tokens !== "number") return "max_tokens: Field required";
   if (typeof body?.temperature === "number" && body.temperature > 1) return "temperature: Input should be less than or equal to 1";
+  const toolBlocks = msgs.some((m) => Array.isArray(m.content) && m.content.some((b: any) => b.type === "tool_use" || b.type === "tool_result"));
+  if (toolBlocks && !(Array.isArray(body?.tools) && body.tools.length)) return "Requests which include `tool_use` or `tool_result` blocks must define tools.";
   for (let i = 0; i < msgs.length; i++) {
     const m = msgs[i];
     if (i > 0 && msgs[i - 1].role === m.role) return `messages: roles must alternate between "user" and "assistant"`;
