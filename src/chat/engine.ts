@@ -198,8 +198,9 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     completionTokens = result.usage.completionTokens;
   } catch (err) {
     clearInterval(renewal);
-    if (!(err instanceof ClientAborted) || (progress.text.length === 0 && progress.toolCalls.length === 0)) {
-      // Nothing was produced: hand the whole hold back and free the thread; store nothing.
+    if (!(err instanceof ClientAborted) || !hooks.stream || (progress.text.length === 0 && progress.toolCalls.length === 0)) {
+      // Nothing was produced, or nothing of it reached the client (a turn that was not streamed,
+      // cut by a graceful stop): hand the whole hold back and free the thread; store nothing.
       await finishTurn(pool, { threadId, accountId: agent.accountId, baseSeq, messages: [], release: hold, reference: id, tags: tags(threadId), inputTokens: 0, outputTokens: 0 }).catch((e) =>
         runtime.log.error({ err: e, threadId }, "failed to release a turn"),
       );

@@ -7,6 +7,7 @@ import { checkModelOptions } from "../providers/index.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { chooseModel, executeTurn, type TurnInput } from "./engine.js";
 import type { Admission } from "./admission.js";
+import type { InFlightTurns } from "./in-flight.js";
 import { parseResponsesRequest } from "./responses-request.js";
 import { loadResponse, saveResponse } from "./responses-store.js";
 import { outputItems, ResponseEvents, responseObject, type ResponseShell } from "./responses-output.js";
@@ -16,7 +17,7 @@ import { SseResponse, sseData } from "./sse.js";
  * The Responses API (DESIGN §12) on the chat engine: same keys, holds, rate limits, threads and
  * errors as chat completions. A response belongs to a thread; previous_response_id continues it.
  */
-export function responsesRouter(runtime: Runtime, admit: Admission, keys: KeyAuthenticator): express.Router {
+export function responsesRouter(runtime: Runtime, admit: Admission, keys: KeyAuthenticator, turns: InFlightTurns): express.Router {
   const router = express.Router();
 
   router.get("/api/v1/responses/:id", async (req, res) => {
@@ -68,7 +69,9 @@ export function responsesRouter(runtime: Runtime, admit: Admission, keys: KeyAut
     };
 
     if (!r.stream) {
-      const result = await executeTurn(runtime, input, { onStart: (info) => Object.assign(shell, { threadId: info.threadId, model: info.model }) });
+      const result = await turns.run(undefined, (signal) =>
+        executeTurn(runtime, input, { signal, onStart: (info) => Object.assign(shell, { threadId: info.threadId, model: info.model }) }),
+      );
       res.json(await finish(result, { message: `msg_${randomBase62(24)}`, calls: [] }));
       return;
     }
@@ -84,9 +87,9 @@ export function responsesRouter(runtime: Runtime, admit: Admission, keys: KeyAut
       events.event("response.in_progress", { response: responseObject(shell) });
     };
     try {
-      const result = await executeTurn(runtime, input, {
+      const result = await turns.run(sse.abort.signal, (signal) => executeTurn(runtime, input, {
         stream: true,
-        signal: sse.abort.signal,
+        signal,
         onStart: (info) => Object.assign(shell, { threadId: info.threadId, model: info.model }),
         onDelta: (text) => {
           openStream();
@@ -96,7 +99,7 @@ export function responsesRouter(runtime: Runtime, admit: Admission, keys: KeyAut
           openStream();
           events.toolCall(d);
         },
-      });
+      }));
       if (result.aborted || sse.gone) return;
       openStream();
       events.close();

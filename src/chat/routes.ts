@@ -8,6 +8,7 @@ import { SUPPORTED_MODELS } from "../config/models.js";
 import type { RouteModule } from "../http/server.js";
 import { chooseModel, executeTurn } from "./engine.js";
 import { admission } from "./admission.js";
+import { InFlightTurns } from "./in-flight.js";
 import { sweepRateLimits } from "./rate-limit.js";
 import { parseChatRequest } from "./request.js";
 import { responsesRouter } from "./responses-routes.js";
@@ -30,6 +31,8 @@ export const chatRoutes: RouteModule = (runtime) => {
   sweep.unref();
 
   const admit = admission(runtime, keys);
+  // Every turn this instance serves, so a graceful stop settles each one (in-flight.ts).
+  const turns = new InFlightTurns();
   // The models routes have no hold that re-checks the key in the database: look it up fresh.
   const authFresh = (req: express.Request) => keys.authenticate(req.get("authorization"), req.get("x-api-key"), { fresh: true });
 
@@ -70,7 +73,7 @@ export const chatRoutes: RouteModule = (runtime) => {
       };
 
       if (!chat.stream) {
-        const r = await executeTurn(runtime, input);
+        const r = await turns.run(undefined, (signal) => executeTurn(runtime, input, { signal }));
         res.json({
           id: r.id,
           object: "chat.completion",
@@ -115,9 +118,9 @@ export const chatRoutes: RouteModule = (runtime) => {
         });
       const openStream = () => sse.open(() => chunk({ delta: { role: "assistant", content: "" }, finish: null }));
       try {
-        const r = await executeTurn(runtime, input, {
+        const r = await turns.run(sse.abort.signal, (signal) => executeTurn(runtime, input, {
           stream: true,
-          signal: sse.abort.signal,
+          signal,
           onStart: (info) => {
             id = info.id;
             threadId = info.threadId;
@@ -136,7 +139,7 @@ export const chatRoutes: RouteModule = (runtime) => {
                 : { index: d.index, function: { arguments: d.arguments } };
             sse.write(chunk({ delta: { tool_calls: [call] }, finish: null }));
           },
-        });
+        }));
         id = r.id;
         if (r.aborted || sse.gone) return;
         openStream();
@@ -153,7 +156,7 @@ export const chatRoutes: RouteModule = (runtime) => {
     },
   );
 
-  router.use(responsesRouter(runtime, admit, keys));
+  router.use(responsesRouter(runtime, admit, keys, turns));
 
   // Body-parser failures on this surface answer 400 in the OpenAI envelope (never 413/500 HTML).
   const bodyErrors: ErrorRequestHandler = (err, _req, _res, next) => {
@@ -163,6 +166,6 @@ export const chatRoutes: RouteModule = (runtime) => {
     next(err);
   };
   router.use("/api/v1", bodyErrors);
-  return router;
+  return { router, close: () => clearInterval(sweep), cut: () => turns.cut() };
 };
 

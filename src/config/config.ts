@@ -113,6 +113,12 @@ const envSchema = z.object({
     z.object({ input: z.union([z.string(), z.number()]), output: z.union([z.string(), z.number()]) }),
     '{"provider_a/model-2.5-pro":{"input":"1.25","output":"10"}}',
   ).optional(),
+  /**
+   * How long a graceful stop (SIGTERM, SIGINT) lets in-flight requests finish, chat turns and
+   * streams included; then the turns still waiting are cut (their holds released, a stream saved
+   * and billed for what it sent) and the connections closed.
+   */
+  SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
   DEFAULT_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(120_000),
   UPSTREAM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
@@ -184,6 +190,8 @@ export interface Config {
   /** Express `trust proxy` value: false, true, a hop count or a list of addresses/subnets. */
   trustProxy: boolean | number | string;
   tls: { certFile: string; keyFile: string } | undefined;
+  /** Graceful stop: how long in-flight requests may finish before chat turns are cut and connections closed. */
+  shutdownDrainMs: number;
   providers: {
     a: { baseUrl: string; apiKey: string | undefined };
     b: { baseUrl: string; apiKey: string | undefined };
@@ -325,6 +333,7 @@ export function loadConfig(
     allowInsecureHttp: env.ALLOW_INSECURE_HTTP ?? !isProduction,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     tls: env.TLS_CERT_FILE && env.TLS_KEY_FILE ? { certFile: env.TLS_CERT_FILE, keyFile: env.TLS_KEY_FILE } : undefined,
+    shutdownDrainMs: env.SHUTDOWN_DRAIN_MS,
     providers: {
       a: { baseUrl: env.PROVIDER_A_BASE_URL.replace(/\/+$/, ""), apiKey: env.PROVIDER_A_API_KEY },
       b: { baseUrl: env.PROVIDER_B_BASE_URL.replace(/\/+$/, ""), apiKey: env.PROVIDER_B_API_KEY },

@@ -12,11 +12,17 @@ import type { Runtime } from "../runtime/runtime.js";
 import type { Logger } from "../infra/logger.js";
 import { requestId } from "./request-id.js";
 
+/** How long the answers of cut requests get to leave before the connections are closed. */
+const CUT_GRACE_MS = 1000;
+
 export interface ApiServer {
   url: string;
   port: number;
   server: Server;
-  /** Graceful: stop accepting, let in-flight requests and streams finish (up to `drainMs`), then close. */
+  /**
+   * Graceful: stop accepting, let in-flight requests and streams finish (up to `drainMs`, by
+   * default `SHUTDOWN_DRAIN_MS`), cut the work still running (the route modules' `cut`), then close.
+   */
   close(drainMs?: number): Promise<void>;
 }
 
@@ -27,6 +33,11 @@ export type RouteModule = (runtime: Runtime) => Router | MountedRoutes;
 export interface MountedRoutes {
   router: Router;
   close(): Promise<void> | void;
+  /**
+   * The drain's time is up: end the requests still in flight so that what they hold is settled
+   * (a chat turn's hold) and their clients get an answer, before the connections are closed.
+   */
+  cut?(): Promise<void>;
 }
 
 export interface HttpServerOptions {
@@ -62,13 +73,15 @@ export async function startHttpServer(runtime: Runtime, options: HttpServerOptio
   const graphql = options.graphql ? await mountGraphQL(runtime, options.graphql.schema, server, options.graphql.auth) : undefined;
   if (graphql) app.use(graphql.router);
   const closers: (() => Promise<void> | void)[] = [];
+  const cutters: (() => Promise<void>)[] = [];
   for (const route of options.routes ?? []) {
     const mounted = route(runtime);
-    // An express Router is itself a function; anything else is `{ router, close }`.
+    // An express Router is itself a function; anything else is `{ router, close, cut? }`.
     if (typeof mounted === "function") app.use(mounted);
     else {
       app.use(mounted.router);
       closers.push(() => mounted.close());
+      if (mounted.cut) cutters.push(() => mounted.cut!());
     }
   }
   app.use(notFoundHandler);
@@ -94,14 +107,23 @@ export async function startHttpServer(runtime: Runtime, options: HttpServerOptio
     url: `${scheme}://${displayHost}:${actualPort}`,
     port: actualPort,
     server,
-    close(drainMs = 10_000) {
+    close(drainMs = config.shutdownDrainMs) {
       closing ??= (async () => {
         const closed = new Promise<void>((r) => server.close(() => r()));
         server.closeIdleConnections();
         await graphql?.close().catch(() => {});
-        const timer = setTimeout(() => server.closeAllConnections(), drainMs);
-        await closed;
+        let timer: NodeJS.Timeout | undefined;
+        const drained = await Promise.race([closed.then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), drainMs)))]);
         clearTimeout(timer);
+        if (!drained) {
+          // Time is up: in-flight work is cut and settled (its clients answered 503), then the
+          // connections close, those answers given a moment to leave first.
+          await Promise.all(cutters.map((cut) => cut().catch((err) => log.warn({ err }, "a route module failed to cut its requests"))));
+          server.closeIdleConnections();
+          await Promise.race([closed, new Promise((r) => setTimeout(r, CUT_GRACE_MS).unref())]);
+          server.closeAllConnections();
+          await closed;
+        }
         // After the drain: in-flight requests may still hand work to a module's machinery.
         for (const close of closers) await Promise.resolve(close()).catch((err) => log.warn({ err }, "a route module failed to close"));
       })();

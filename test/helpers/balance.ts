@@ -31,3 +31,9 @@ export async function unreleasedHolds(pool: pg.Pool, accountId: string): Promise
   );
   return rows.map((r) => r.reference);
 }
+
+/** The balance from the account's row: for when the API that would answer `me` has stopped. */
+export async function storedBalanceMicros(pool: pg.Pool, accountId: string): Promise<number> {
+  const { rows } = await pool.query<{ b: string }>("select balance_micros as b from accounts where id = $1", [accountId]);
+  return Number(rows[0]!.b);
+}

@@ -1,0 +1,46 @@
+import { AppError } from "../errors/app-error.js";
+import { ClientAborted } from "../providers/index.js";
+
+const shuttingDown = () =>
+  new AppError("service_unavailable", "The server is shutting down; nothing was charged for what was not answered, retry the request", { headers: { "Retry-After": "1" } });
+
+/**
+ * The chat and responses turns this API instance is serving, so a graceful stop settles each one
+ * before the process exits (issue 17): the HTTP drain lets them finish for up to
+ * SHUTDOWN_DRAIN_MS, then `cut` aborts those still waiting on their upstream and waits until each
+ * has settled its hold: a turn that answered nothing releases it whole, a stream is saved and
+ * billed for what it sent. A cut turn fails with 503 service_unavailable (Retry-After), so its
+ * client learns to retry elsewhere; a turn that starts after the cut is refused the same way.
+ */
+export class InFlightTurns {
+  private readonly turns = new Set<{ controller: AbortController; settled: Promise<unknown> }>();
+  private cutting = false;
+
+  /** Runs one turn with a signal that fires on `cut` (and when `signal`, the client's, fires). */
+  async run<T extends { aborted: boolean }>(signal: AbortSignal | undefined, turn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    if (this.cutting) throw shuttingDown();
+    const controller = new AbortController();
+    const result = turn(signal ? AbortSignal.any([signal, controller.signal]) : controller.signal);
+    const entry = { controller, settled: result.catch(() => {}) };
+    this.turns.add(entry);
+    try {
+      const value = await result;
+      // A stream cut mid-answer was saved and billed for what it sent; its client is told the rest
+      // will not come. (A turn whose answer was complete when the cut came is answered as usual.)
+      if (value.aborted && controller.signal.aborted) throw shuttingDown();
+      return value;
+    } catch (err) {
+      throw err instanceof ClientAborted && controller.signal.aborted ? shuttingDown() : err;
+    } finally {
+      this.turns.delete(entry);
+    }
+  }
+
+  /** Aborts every turn in flight and resolves once each has settled (saved and billed, or released). */
+  async cut(): Promise<void> {
+    this.cutting = true;
+    const turns = [...this.turns];
+    for (const t of turns) t.controller.abort();
+    await Promise.all(turns.map((t) => t.settled));
+  }
+}
