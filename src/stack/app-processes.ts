@@ -17,6 +17,8 @@ export function distBuilt(): boolean {
 export interface AppProcessOptions {
   env: Record<string, string | undefined>;
   logsDir: string;
+  /** How long an API instance may take to stop on SIGTERM (its drain, then settling what it cut) before SIGKILL. */
+  apiStopGraceMs?: number;
 }
 
 function spawnEntry(name: "serve" | "worker", logFile: string, env: Record<string, string | undefined>) {
@@ -41,7 +43,7 @@ export function apiMember(index: number, port: number, options: AppProcessOption
         await running.stop("SIGKILL");
         throw err;
       }
-      return running;
+      return { ...running, stop: () => running.stop("SIGTERM", options.apiStopGraceMs) };
     },
   };
 }

@@ -1,7 +1,7 @@
 import "reflect-metadata";
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { ConfigError, loadConfig } from "../config/config.js";
+import { ConfigError, loadConfig, type Config } from "../config/config.js";
 import { loadOrCreateDevSecrets } from "../config/dev-secrets.js";
 import { migrateDatabase } from "../db/orm.js";
 import { ensureDatabase, startEmbeddedPostgres } from "../dev/embedded-postgres.js";
@@ -74,9 +74,10 @@ function appEnvironment(extra: Record<string, string>): Record<string, string | 
 }
 
 /** Fails fast, naming the variable, before anything starts (e.g. a production provider key missing). */
-function preflight(env: Record<string, string | undefined>): void {
+function preflight(env: Record<string, string | undefined>): Config {
+  let config: Config;
   try {
-    loadConfig({ ...env, DATABASE_URL: "postgres://x@127.0.0.1/x", TEMPORAL_ADDRESS: "127.0.0.1:7233" });
+    config = loadConfig({ ...env, DATABASE_URL: "postgres://x@127.0.0.1/x", TEMPORAL_ADDRESS: "127.0.0.1:7233" });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     say(`${err.message}\n(npm run stack:prod runs the API and workers with NODE_ENV=production: set the provider keys, or OPENAI_COMPATIBLE_ROUTES)`);
@@ -86,6 +87,7 @@ function preflight(env: Record<string, string | undefined>): void {
     say("dist/ is not built: run `npm run build` (npm run stack:prod does it first)");
     process.exit(1);
   }
+  return config;
 }
 
 function postgresMember(name: string, dir: string, port: number): Member {
@@ -110,7 +112,7 @@ async function main(): Promise<void> {
     SECRET_ENCRYPTION_KEY: process.env.SECRET_ENCRYPTION_KEY || secrets!.secretEncryptionKey.toString("base64"),
     PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL || apiUrl,
   });
-  preflight(baseEnv);
+  const appConfig = preflight(baseEnv);
   takeLock();
   await cleanUpLeftovers(dataDir, say);
   const install = installTemporalServer(say);
@@ -142,7 +144,8 @@ async function main(): Promise<void> {
   await ensureNamespace(temporalAddress, namespace);
 
   say("starting 2 workers and 2 API instances");
-  const appOptions = { env: { ...baseEnv, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_NAMESPACE: namespace }, logsDir };
+  // An API instance gets its drain (SHUTDOWN_DRAIN_MS) and then time to settle the turns it cuts, before SIGKILL.
+  const appOptions = { env: { ...baseEnv, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_NAMESPACE: namespace }, logsDir, apiStopGraceMs: appConfig.shutdownDrainMs + 15_000 };
   await Promise.all([
     supervisor.add(workerMember(1, appOptions)),
     supervisor.add(workerMember(2, appOptions)),
