@@ -4,6 +4,7 @@ import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { balanceMicros, chargeOf, unreleasedHolds } from "../../test/helpers/balance.js";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
 import { createAccount, gql } from "../../test/helpers/graphql.js";
+import { createAgent, createTrigger, getJson, postWebhook, waitForJob } from "../../test/helpers/webhooks.js";
 
 /**
  * Text PostgreSQL cannot store (NUL, unpaired surrogates) costs nothing (issue 17): a request
@@ -104,6 +105,7 @@ describe("text PostgreSQL cannot store: refused before the hold, or made storabl
   beforeAll(async () => {
     fake = await startFakeUpstream();
     app = await startTestApp({
+      worker: true,
       env: {
         PROVIDER_A_BASE_URL: fake.url,
         PROVIDER_A_API_KEY: "ka",
@@ -136,6 +138,30 @@ describe("text PostgreSQL cannot store: refused before the hold, or made storabl
       { numRuns: 120 },
     );
     expect(await unreleasedHolds(app.runtime.pool, accountId)).toEqual([]);
+  });
+
+  it("a run's ctx.chat goes through the same check: refused before the hold, and an answer made storable", async () => {
+    const agent = await createAgent(app.url, admin, {
+      name: "script",
+      script: `export default async function run(input, ctx) {
+        let refused = null;
+        try { await ctx.chat({ model: "${B}", messages: [{ role: "user", content: "a\\u0000b" }, { role: "user", content: "\\ud800" }] }); } catch (e) { refused = String(e.message || e); }
+        const answer = await ctx.chat({ model: "${B}", messages: [{ role: "user", content: "#badtext" }] });
+        return { refused, content: answer.content, usage: answer.usage };
+      }`,
+    });
+    const trigger = await createTrigger(app.url, admin, agent);
+    const before = await balanceMicros(app.url, admin);
+    const calls = fake.requests.length;
+    const posted = await postWebhook(app.url, trigger.id, "{}", { "x-trigger-secret": trigger.secret });
+    expect(posted.status).toBe(202);
+    const headers = { "x-trigger-secret": trigger.secret };
+    expect((await waitForJob(app.url, posted.body.job_id, headers, 60_000)).status).toBe("done");
+    const { result } = (await getJson(`${app.url}/api/agent-run-jobs/${posted.body.job_id}/result`, headers)).body;
+    expect(result.refused).toMatch(/messages\[0\]\.content contains a character that cannot be stored/);
+    expect(result.content).toBe(FIXED);
+    expect(fake.requests.length).toBe(calls + 1);
+    expect(await balanceMicros(app.url, admin)).toBe(before - chargeOf(app.config, B, result.usage));
   });
 
   it("an upstream answer with NUL and unpaired surrogates: 200 with U+FFFD in their place, stored the same, balance down by its charge", async () => {
