@@ -212,7 +212,8 @@ export class ScriptHost {
     try {
       const res = await this.d.egress(
         { url, method, headers, body: typeof a.body === "string" ? a.body : undefined },
-        { allow: this.d.egressAllow, idempotencyKey: `${this.d.job.id}:${key}` },
+        // A header holding one of the agent's secrets is one the redactor would change.
+        { allow: this.d.egressAllow, idempotencyKey: `${this.d.job.id}:${key}`, carriesSecret: (v) => this.d.redact.text(v) !== v },
       );
       tool.status = res.status;
       return { stored: { value: res, tool }, cost: 0 };
