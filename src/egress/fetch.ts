@@ -1,7 +1,9 @@
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { readFileSync } from "node:fs";
 import { validateHeaderName, validateHeaderValue } from "node:http";
-import { request } from "node:https";
+// The module object, not a named import: tracing instruments `https.request` on it, so a call
+// shows in the run's trace (src/telemetry scrubs its URL and the run's secrets).
+import https from "node:https";
 import { isIP } from "node:net";
 import { rootCertificates } from "node:tls";
 import type { Config } from "../config/config.js";
@@ -120,7 +122,7 @@ export function createEgress(config: Config["egress"]): Egress {
           return reject(e);
         }
       }
-      const req = request(url, { method, headers, lookup: lookup as never, ca, agent: false, timeout: Math.max(1, deadline - Date.now()) }, (res) => {
+      const req = https.request(url, { method, headers, lookup: lookup as never, ca, agent: false, timeout: Math.max(1, deadline - Date.now()) }, (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
         res.on("data", (c: Buffer) => {
