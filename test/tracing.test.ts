@@ -3,6 +3,8 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
 import { createTestDatabase } from "./helpers/db.js";
+import { startHttpsReceiver, type HttpsReceiver } from "./helpers/https-receiver.js";
+import { makeTestCa, type TestCa } from "./helpers/tls.js";
 import { gql } from "./helpers/graphql.js";
 import { triggerFixture, waitForJobEnd } from "./helpers/jobs.js";
 import { startFakeOpenAi, startOtlpReceiver, type ReceivedSpan } from "./helpers/otlp-receiver.js";
@@ -26,8 +28,12 @@ describe("OpenTelemetry traces across processes", () => {
   let apiUrl: string;
   let workerMetricsUrl: string;
   let operatorToken: string;
+  let ca: TestCa;
+  let egressApi: HttpsReceiver; // what ctx.fetch calls: api.test on 127.0.0.2, exempt from the address check
 
   beforeAll(async () => {
+    ca = makeTestCa(["api.test"], ["127.0.0.2"]);
+    egressApi = await startHttpsReceiver("127.0.0.2", ca);
     db = await createTestDatabase();
     receiver = await startOtlpReceiver();
     upstream = await startFakeOpenAi();
@@ -48,6 +54,9 @@ describe("OpenTelemetry traces across processes", () => {
       LOG_LEVEL: "info",
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
       OTEL_BSP_SCHEDULE_DELAY: "100",
+      EGRESS_ALLOW_ADDRESSES: "127.0.0.2",
+      EGRESS_RESOLVE: JSON.stringify({ "api.test": "127.0.0.2" }),
+      EGRESS_CA_FILE: ca.caFile,
     };
     const port = await freePort();
     apiUrl = `http://127.0.0.1:${port}`;
@@ -62,7 +71,9 @@ describe("OpenTelemetry traces across processes", () => {
     for (const p of [api, worker]) if (p && p.child.exitCode === null) p.child.kill("SIGKILL");
     await upstream?.close();
     await receiver?.close();
+    await egressApi?.close();
     await db?.drop();
+    ca?.cleanup();
   });
 
   const inTrace = (traceId: string) => receiver.spans.filter((s) => s.traceId === traceId);
@@ -202,6 +213,40 @@ describe("OpenTelemetry traces across processes", () => {
     const client = spans.find((s) => s.kind === CLIENT)!;
     expect(client.parentSpanId).toBe(server!.spanId);
     expect(upstream.traceparents.some((tp) => tp.split("-")[1] === callerTrace)).toBe(true);
+  });
+
+  it("spans carry no query string and no secret: incoming requests and ctx.fetch egress", async () => {
+    const secretValue = `sv-${randomBytes(8).toString("hex")}`;
+    const queryMark = `qm-${randomBytes(8).toString("hex")}`;
+    const script = `export default async function run(input, ctx) {
+      const s = ctx.secrets.HOOK;
+      const r = await ctx.fetch("https://api.test:${egressApi.port}/hook/" + s + "?token=" + s + "&mark=" + input.mark, { headers: { "x-note": "plain" } });
+      return { status: r.status };
+    }`;
+    const { adminToken, triggerId, secret } = await triggerFixture(apiUrl, operatorToken, script);
+    const agentId = (await gql<{ agents: { id: string }[] }>(apiUrl, adminToken, `{ agents { id } }`)).data!.agents[0]!.id;
+    expect((await gql(apiUrl, adminToken, `mutation($a: ID!) { setAgentEgress(agentId: $a, allow: ["api.test"]) { egressAllow } }`, { a: agentId })).errors).toBeUndefined();
+    expect((await gql(apiUrl, adminToken, `mutation($a: ID!, $v: String!) { setAgentSecret(agentId: $a, name: "HOOK", value: $v) }`, { a: agentId, v: secretValue })).errors).toBeUndefined();
+    const traceId = randomBytes(16).toString("hex");
+    // An incoming request whose query string carries the trigger secret and the mark.
+    const res = await fetch(`${apiUrl}/api/triggers/${triggerId}/webhook?secret=${encodeURIComponent(secret)}&mark=${queryMark}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-trigger-secret": secret, traceparent: `00-${traceId}-${randomBytes(8).toString("hex")}-01` },
+      body: JSON.stringify({ mark: queryMark }),
+    });
+    expect(res.status).toBe(202);
+    const { job_id } = (await res.json()) as { job_id: string };
+    expect(await waitForJobEnd(apiUrl, adminToken, job_id)).toBe("DONE");
+    // The receiver got the full URL: the redaction is in the telemetry only.
+    expect(egressApi.requests.some((q) => q.path.includes(`token=${secretValue}`))).toBe(true);
+    const egressSpan = () => inTrace(traceId).find((s) => s.service === "gateway-worker" && s.kind === CLIENT && JSON.stringify(s.attributes).includes("api.test"));
+    const serverSpan = () => inTrace(traceId).find((s) => s.kind === SERVER && s.name === "POST /api/triggers/:id/webhook");
+    await until(() => egressSpan() !== undefined && serverSpan() !== undefined, "the webhook's and the egress call's spans", 30_000);
+    const everything = JSON.stringify(receiver.spans);
+    for (const leaked of [secretValue, queryMark, secret, encodeURIComponent(secret)]) expect(everything.includes(leaked), leaked).toBe(false);
+    // What remains is still useful: host, path and route.
+    expect(egressSpan()!.attributes["http.url"]).toBe(`https://api.test:${egressApi.port}/hook/[redacted]?[redacted]`);
+    expect(serverSpan()!.attributes["http.target"]).toBe(`/api/triggers/${triggerId}/webhook?[redacted]`);
   });
 
   it("the standalone worker serves its /metrics on WORKER_METRICS_PORT: Temporal SDK and job metrics", async () => {

@@ -55,6 +55,27 @@ describe("chat across two API instances on one database", () => {
     expect(models).toBeInstanceOf(OpenAI.AuthenticationError);
   });
 
+  it("a deleted key cannot read stored responses on the very next request, even before the NOTIFY arrives", async () => {
+    const { key, apiKey } = await createKey(admin, agentId);
+    const created = await fetch(`${a.url}/api/v1/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "provider_a/model-2.5-flash", input: "keep this", max_output_tokens: 10 }),
+    });
+    expect(created.status).toBe(200);
+    const { id } = (await created.json()) as { id: string };
+    const read = (app: TestApp) => fetch(`${app.url}/api/v1/responses/${id}`, { headers: { authorization: `Bearer ${key}` } });
+    // Both instances have the key cached now.
+    for (const app of [a, b]) expect((await read(app)).status).toBe(200);
+    // The row goes without its NOTIFY: what an instance sees while the announcement is still in flight.
+    await a.runtime.pool.query("delete from api_keys where id = $1", [apiKey.id]);
+    for (const app of [b, a]) {
+      const r = await read(app);
+      expect(r.status).toBe(401);
+      expect(((await r.json()) as any).error.code).toBe("invalid_api_key");
+    }
+  });
+
   it("shares one rate limit per key across instances", async () => {
     const { key } = await createKey(admin, agentId, 3);
     const statuses: number[] = [];

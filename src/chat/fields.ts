@@ -1,5 +1,6 @@
 import { AppError } from "../errors/app-error.js";
 import { isStorableText } from "../infra/text.js";
+import { MAX_JSON_DEPTH, valueTooDeep } from "../infra/json.js";
 import type { ContentPart, ResponseFormat, ToolChoice, ToolSpec } from "../providers/types.js";
 
 /** Field parsers shared by the chat-completions and the responses request. */
@@ -74,6 +75,14 @@ export function refuse(body: Record<string, unknown>, name: string, neutral: (v:
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
+/**
+ * A free-form JSON Schema (tool parameters, structured output) nested deeper than any real one:
+ * refused here, counted like any bad request, before serializing it would overflow the stack.
+ */
+function checkSchemaDepth(schema: unknown, param: string): void {
+  if (valueTooDeep(schema)) throw bad(param, `${param} nests deeper than ${MAX_JSON_DEPTH} levels`);
+}
+
 /** OpenAI function tools. Chat completions nest the function (`{type, function: {…}}`); responses do not (`{type, name, …}`). */
 export function parseTools(v: unknown, param: string, nested: boolean): ToolSpec[] | undefined {
   if (!given(v)) return undefined;
@@ -91,6 +100,7 @@ export function parseTools(v: unknown, param: string, nested: boolean): ToolSpec
     names.add(f.name);
     if (given(f.description) && typeof f.description !== "string") throw bad(`${fp}.description`, `${fp}.description must be a string`);
     if (given(f.parameters) && !isObject(f.parameters)) throw bad(`${fp}.parameters`, `${fp}.parameters must be a JSON Schema object`);
+    checkSchemaDepth(f.parameters, `${fp}.parameters`);
     if (given(f.strict) && typeof f.strict !== "boolean") throw bad(`${fp}.strict`, `${fp}.strict must be a boolean`);
     return {
       name: f.name,
@@ -125,6 +135,7 @@ export function parseResponseFormat(v: unknown, param: string, nested: boolean):
   if (!isObject(s)) throw bad(sp, `${sp} must be an object with name and schema`);
   if (typeof s.name !== "string" || !TOOL_NAME.test(s.name)) throw bad(`${sp}.name`, `${sp}.name must be 1-64 letters, digits, _ or -`);
   if (!isObject(s.schema)) throw bad(`${sp}.schema`, `${sp}.schema must be a JSON Schema object`);
+  checkSchemaDepth(s.schema, `${sp}.schema`);
   if (given(s.strict) && typeof s.strict !== "boolean") throw bad(`${sp}.strict`, `${sp}.strict must be a boolean`);
   return { type: "json_schema", name: s.name, schema: s.schema, strict: s.strict === true };
 }

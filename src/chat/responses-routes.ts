@@ -22,7 +22,8 @@ export function responsesRouter(runtime: Runtime, admit: Admission, keys: KeyAut
 
   router.get("/api/v1/responses/:id", async (req, res) => {
     const principal = await keys.authenticate(req.get("authorization"), req.get("x-api-key"));
-    const stored = await loadResponse(runtime.pool, String(req.params.id), principal.agent.accountId, principal.agent.id);
+    // The cached principal may be stale; the read itself re-checks the key.
+    const stored = await loadResponse(runtime.pool, String(req.params.id), { accountId: principal.agent.accountId, agentId: principal.agent.id, keyId: principal.keyId });
     res.json(stored.body);
   });
 
@@ -33,7 +34,7 @@ export function responsesRouter(runtime: Runtime, admit: Admission, keys: KeyAut
       checkModelOptions(runtime.config, model, r, r.messages, (i, j) => `input[${r.inputIndex[i]}].content[${j}]`);
       let threadId = r.threadId;
       if (r.previousResponseId) {
-        const prev = await loadResponse(runtime.pool, r.previousResponseId, principal.agent.accountId, principal.agent.id, "previous_response_id");
+        const prev = await loadResponse(runtime.pool, r.previousResponseId, { accountId: principal.agent.accountId, agentId: principal.agent.id }, "previous_response_id");
         if (threadId && threadId !== prev.threadId) throw new AppError("invalid_request_error", "thread_id and previous_response_id name different threads", { param: "thread_id" });
         threadId = prev.threadId;
       }

@@ -1,5 +1,10 @@
 import type pg from "pg";
+import { sqlNames } from "../db/names.js";
+import { ApiKey, StoredResponse } from "../db/schema.js";
 import { AppError } from "../errors/app-error.js";
+
+const R = sqlNames(StoredResponse);
+const K = sqlNames(ApiKey);
 
 /** The stored Responses API objects (table `responses`): GET by id and previous_response_id → its thread. */
 
@@ -11,16 +16,30 @@ export async function saveResponse(pool: pg.Pool, r: { id: string; accountId: st
   });
 }
 
-/** A response of this agent, or 404 (another agent's responses do not exist for this key). */
-export async function loadResponse(pool: pg.Pool, id: string, accountId: string, agentId: string, param?: string): Promise<{ threadId: string; body: Record<string, unknown> }> {
+/**
+ * A response of this agent, or 404 (another agent's responses do not exist for this key). With
+ * `keyId` (a read by that key) the same statement checks the key still exists, as the chat hold
+ * does: a deleted key fails on the very next request even where its cached principal is stale.
+ */
+export async function loadResponse(
+  pool: pg.Pool,
+  id: string,
+  owner: { accountId: string; agentId: string; keyId?: string },
+  param?: string,
+): Promise<{ threadId: string; body: Record<string, unknown> }> {
   const notFound = () => new AppError("not_found", `Response with id '${id}' not found.`, param ? { param } : {});
+  const validId = /^resp_[0-9A-Za-z]{1,64}$/.test(id);
   // Only our own id shape can exist; anything else (a NUL byte would make PostgreSQL refuse the query) is simply unknown.
-  if (!/^resp_[0-9A-Za-z]{1,64}$/.test(id)) throw notFound();
-  const { rows } = await pool.query<{ thread_id: string; body: Record<string, unknown> }>({
+  if (!validId && !owner.keyId) throw notFound();
+  const { rows } = await pool.query<{ key_live: boolean; thread_id: string | null; body: Record<string, unknown> | null }>({
     name: "response-load",
-    text: "select thread_id, body from responses where id = $1 and account_id = $2 and agent_id = $3",
-    values: [id, accountId, agentId],
+    text: `select ($4::text is null or exists (select 1 from ${K.table} where ${K.id} = $4)) as key_live, r.${R.thread} as thread_id, r.${R.body} as body
+             from (select 1) one
+             left join ${R.table} r on r.${R.id} = $1 and r.${R.account} = $2 and r.${R.agent} = $3`,
+    values: [validId ? id : null, owner.accountId, owner.agentId, owner.keyId ?? null],
   });
-  if (!rows[0]) throw notFound();
-  return { threadId: rows[0].thread_id, body: rows[0].body };
+  const row = rows[0]!;
+  if (!row.key_live) throw new AppError("invalid_api_key", "Invalid API key");
+  if (!row.body) throw notFound();
+  return { threadId: row.thread_id!, body: row.body };
 }

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { addressMatcher, classifyAddress } from "./address.js";
 import { hostAllowed, validatePatterns } from "./allowlist.js";
@@ -38,6 +39,44 @@ describe("egress address classifier", () => {
 
   it.each(["93.184.216.34", "8.8.8.8", "172.32.0.1", "100.128.0.1", "2606:4700:4700::1111", "[2001:4860:4860::8888]"])("allows the public address %s", (address) => {
     expect(classifyAddress(address)).toEqual({ ok: true });
+  });
+
+  const octets = fc.tuple(fc.nat(255), fc.nat(255), fc.nat(255), fc.nat(255));
+  const hex16 = fc.nat(0xffff).map((n) => n.toString(16));
+
+  it("refuses every IPv4-compatible address (::/96, deprecated), in dotted and in hex form", () => {
+    fc.assert(
+      fc.property(octets, ([a, b, c, d]) => {
+        // :: and ::1 keep their own names; everything else in ::/96 embeds an IPv4 address.
+        fc.pre(a + b + c > 0 || d > 1);
+        const hex = `::${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+        for (const form of [`::${a}.${b}.${c}.${d}`, hex, `[${hex}]`, `0:0:0:0:0:0:${a}.${b}.${c}.${d}`]) {
+          expect(classifyAddress(form), form).toEqual({ ok: false, range: "ipv4Compatible" });
+        }
+      }),
+    );
+  });
+
+  it("refuses the local-use NAT64 prefix 64:ff9b:1::/48 and site-local fec0::/10, whatever follows", () => {
+    fc.assert(
+      fc.property(fc.array(hex16, { minLength: 5, maxLength: 5 }), fc.nat(0x3f), hex16, (rest, low, second) => {
+        const nat64 = `64:ff9b:1:${rest.join(":")}`;
+        expect(classifyAddress(nat64), nat64).toEqual({ ok: false, range: "rfc8215" });
+        const siteLocal = `${(0xfec0 | low).toString(16)}:${second}:${second}:${rest.join(":")}`;
+        expect(classifyAddress(siteLocal), siteLocal).toEqual({ ok: false, range: "siteLocal" });
+      }),
+    );
+  });
+
+  it("an IPv4-mapped address is judged as the IPv4 address it maps, in dotted and in hex form", () => {
+    fc.assert(
+      fc.property(octets, ([a, b, c, d]) => {
+        const v4 = `${a}.${b}.${c}.${d}`;
+        const hex = `::ffff:${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+        expect(classifyAddress(`::ffff:${v4}`)).toEqual(classifyAddress(v4));
+        expect(classifyAddress(hex)).toEqual(classifyAddress(v4));
+      }),
+    );
   });
 
   it("does not take odd IPv4 spellings as literals", () => {

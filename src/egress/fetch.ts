@@ -1,6 +1,9 @@
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { readFileSync } from "node:fs";
-import { request } from "node:https";
+import { validateHeaderName, validateHeaderValue } from "node:http";
+// The module object, not a named import: tracing instruments `https.request` on it, so a call
+// shows in the run's trace (src/telemetry scrubs its URL and the run's secrets).
+import https from "node:https";
 import { isIP } from "node:net";
 import { rootCertificates } from "node:tls";
 import type { Config } from "../config/config.js";
@@ -42,9 +45,45 @@ export class EgressError extends Error {
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
 /** Set by us or by the connection, never by a script. */
 const DROPPED_HEADERS = new Set(["host", "content-length", "connection", "transfer-encoding", "keep-alive", "upgrade", "te", "trailer", "proxy-authorization", "idempotency-key"]);
-const CREDENTIAL_HEADERS = new Set(["authorization", "cookie"]);
+/** Headers that carry credentials by convention: they never follow a redirect to another host. */
+const CREDENTIAL_HEADERS = new Set(["authorization", "cookie", "proxy-authorization", "x-api-key", "api-key", "x-auth-token", "x-access-token", "x-amz-security-token", "x-goog-api-key"]);
+/** Names that say a header holds a credential (x-github-token, x-hub-signature, x-session-id, …). */
+const CREDENTIAL_NAME = /auth|token|secret|passw|key|session|signature|credential|cookie/i;
 
-export type Egress = (req: EgressRequest, options: { allow: string[]; idempotencyKey: string }) => Promise<EgressResponse>;
+export interface EgressOptions {
+  allow: string[];
+  idempotencyKey: string;
+  /** Whether a header value contains one of the agent's secrets: such headers never follow a redirect to another host. */
+  carriesSecret?: (value: string) => boolean;
+}
+
+export type Egress = (req: EgressRequest, options: EgressOptions) => Promise<EgressResponse>;
+
+/** A script's headers, lower-cased; a name or value Node would refuse is a script error, not a crash of the run. */
+function scriptHeaders(given: Record<string, string>, idempotencyKey: string): Record<string, string> {
+  const headers: Record<string, string> = { "user-agent": "agent-gateway", "idempotency-key": idempotencyKey };
+  for (const [k, v] of Object.entries(given)) {
+    const name = k.toLowerCase();
+    if (DROPPED_HEADERS.has(name)) continue;
+    const value = String(v);
+    try {
+      validateHeaderName(name);
+      validateHeaderValue(name, value);
+    } catch {
+      throw new EgressError(`ctx.fetch: invalid header ${JSON.stringify(k.slice(0, 100))}: names must be HTTP tokens and values must not contain control characters`, true);
+    }
+    headers[name] = value;
+  }
+  return headers;
+}
+
+/** Before following a redirect to another host: every header that carries a credential or a secret goes. */
+function dropCredentials(headers: Record<string, string>, carriesSecret: (value: string) => boolean): void {
+  for (const [name, value] of Object.entries(headers)) {
+    if (name === "idempotency-key") continue; // ours, not a credential: the receiver deduplicates with it
+    if (CREDENTIAL_HEADERS.has(name) || CREDENTIAL_NAME.test(name) || carriesSecret(value)) delete headers[name];
+  }
+}
 
 export function createEgress(config: Config["egress"]): Egress {
   const exempt = addressMatcher(config.allowAddresses);
@@ -83,7 +122,7 @@ export function createEgress(config: Config["egress"]): Egress {
           return reject(e);
         }
       }
-      const req = request(url, { method, headers, lookup: lookup as never, ca, agent: false, timeout: Math.max(1, deadline - Date.now()) }, (res) => {
+      const req = https.request(url, { method, headers, lookup: lookup as never, ca, agent: false, timeout: Math.max(1, deadline - Date.now()) }, (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
         res.on("data", (c: Buffer) => {
@@ -111,12 +150,11 @@ export function createEgress(config: Config["egress"]): Egress {
     });
   }
 
-  return async (input, { allow, idempotencyKey }) => {
+  return async (input, { allow, idempotencyKey, carriesSecret = () => false }) => {
     let method = input.method.toUpperCase();
     if (!METHODS.includes(method)) throw new EgressError(`ctx.fetch: method must be one of ${METHODS.join(", ")}`, true);
     let body = method === "GET" || method === "HEAD" ? undefined : input.body;
-    const headers: Record<string, string> = { "user-agent": "agent-gateway", "idempotency-key": idempotencyKey };
-    for (const [k, v] of Object.entries(input.headers)) if (!DROPPED_HEADERS.has(k.toLowerCase())) headers[k.toLowerCase()] = String(v);
+    const headers = scriptHeaders(input.headers, idempotencyKey);
     const deadline = Date.now() + config.timeoutMs;
     let url = parseUrl(input.url);
     for (let hop = 0; ; hop++) {
@@ -127,8 +165,8 @@ export function createEgress(config: Config["egress"]): Egress {
       if (![301, 302, 303, 307, 308].includes(res.status) || !location) return res;
       if (hop >= config.maxRedirects) throw new EgressError(`ctx.fetch: more than ${config.maxRedirects} redirects`, false);
       const next = parseUrl(location, url);
-      // Credentials never follow a redirect to another host.
-      if (next.host !== url.host) for (const h of CREDENTIAL_HEADERS) delete headers[h];
+      // Credentials and secrets never follow a redirect to another host.
+      if (next.host !== url.host) dropCredentials(headers, carriesSecret);
       if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === "POST")) {
         method = "GET";
         body = undefined;

@@ -44,8 +44,17 @@ export function encodeCursor(key: readonly (string | number)[]): string {
   return Buffer.from(JSON.stringify(key)).toString("base64url");
 }
 
+type CursorPart = "string" | "number" | "int32";
+const INT32 = 2 ** 31;
+const partOk = (v: unknown, part: CursorPart): boolean => {
+  if (part === "string") return typeof v === "string";
+  if (typeof v !== "number" || !Number.isSafeInteger(v)) return false;
+  // A PostgreSQL integer column: a key beyond its range cannot come from this list (and would fail the query).
+  return part === "number" || (v >= -INT32 && v < INT32);
+};
+
 /** Decodes a cursor into a sort key of the expected shape (types per position), else BAD_USER_INPUT. */
-export function decodeCursor<T extends readonly ("string" | "number")[]>(
+export function decodeCursor<T extends readonly CursorPart[]>(
   after: string | null | undefined,
   shape: T,
 ): { [K in keyof T]: T[K] extends "string" ? string : number } | undefined {
@@ -56,7 +65,7 @@ export function decodeCursor<T extends readonly ("string" | "number")[]>(
   } catch {
     key = undefined;
   }
-  if (!Array.isArray(key) || key.length !== shape.length || !key.every((v, i) => typeof v === shape[i] && (typeof v !== "number" || Number.isSafeInteger(v)))) {
+  if (!Array.isArray(key) || key.length !== shape.length || !key.every((v, i) => partOk(v, shape[i]!))) {
     throw new AppError("validation_failed", "after is not a cursor from this list", { param: "after" });
   }
   return key as never;

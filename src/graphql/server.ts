@@ -58,6 +58,16 @@ export async function mountGraphQL(runtime: Runtime, schema: GraphQLSchema, http
     socketsByToken.delete(tokenId);
   };
   const stopListening = await runtime.events.subscribe(auth.revokedTokenChannel, revoked);
+  // A revocation committed while the listener was reconnecting sent a NOTIFY nobody heard: once
+  // it is back, check the tokens of the open sockets (as job events replay what changed meanwhile).
+  const stopReplay = runtime.events.onReconnect(() => {
+    for (const tokenId of [...socketsByToken.keys()]) {
+      auth
+        .tokenExists(tokenId)
+        .then((exists) => exists || revoked(tokenId))
+        .catch((err) => runtime.log.warn({ err }, "could not re-check an admin token after the listener reconnected"));
+    }
+  });
   const wsCleanup = useServer<{ authorization?: string }, { gql?: GraphQLContext; socket: WebSocket }>(
     {
       schema,
@@ -146,6 +156,7 @@ export async function mountGraphQL(runtime: Runtime, schema: GraphQLSchema, http
     router,
     async close() {
       stopListening();
+      stopReplay();
       await apollo.stop();
       await wsCleanup.dispose();
       await new Promise<void>((r) => wsServer.close(() => r()));

@@ -27,3 +27,19 @@ export function jsonTooDeep(text: string, max = MAX_JSON_DEPTH): boolean {
   }
   return false;
 }
+
+/**
+ * True when a parsed value nests arrays/objects deeper than `max` (the value itself is level 1).
+ * Iterative, so a value nested thousands deep (JSON.parse builds those; JSON.stringify then
+ * overflows the stack on them) is measured without recursion.
+ */
+export function valueTooDeep(value: unknown, max = MAX_JSON_DEPTH): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== "object" || v === null) continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) if (typeof child === "object" && child !== null) stack.push([child, depth + 1]);
+  }
+  return false;
+}

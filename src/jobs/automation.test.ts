@@ -21,13 +21,14 @@ describe("automation: egress, secrets, logs", () => {
   const SECRET = "sk_live_7Qz\"9x\\Yv$PLUS-unique-value";
 
   beforeAll(async () => {
-    ca = makeTestCa(["api.test", "evil.test", "localhost"], ["127.0.0.1", "127.0.0.2"]);
+    ca = makeTestCa(["api.test", "mirror.test", "evil.test", "localhost"], ["127.0.0.1", "127.0.0.2"]);
     api = await startHttpsReceiver("127.0.0.2", ca);
     inside = await startHttpsReceiver("127.0.0.1", ca);
     const egressEnv = {
       EGRESS_ALLOW_PRIVATE: "false",
       EGRESS_ALLOW_ADDRESSES: "127.0.0.2",
-      EGRESS_RESOLVE: JSON.stringify({ "api.test": "127.0.0.2", "evil.test": "127.0.0.1" }),
+      // mirror.test is another host on the same exempt API: a redirect there crosses hosts.
+      EGRESS_RESOLVE: JSON.stringify({ "api.test": "127.0.0.2", "mirror.test": "127.0.0.2", "evil.test": "127.0.0.1" }),
       EGRESS_CA_FILE: ca.caFile,
       SCRIPT_MAX_LOG_LINES: "5",
     };
@@ -155,6 +156,44 @@ describe("automation: egress, secrets, logs", () => {
     // GraphQL never returns the value; delete removes it.
     const del = await gql(app.url, admin, `mutation($id: ID!) { deleteAgentSecret(agentId: $id, name: "API_TOKEN") }`, { id: agentId });
     expect(del.data?.deleteAgentSecret).toBe(true);
+  }, 240_000);
+
+  it("a redirect to another host drops every header that carries a credential or a secret; a bad header is a script error, not a retried run", async () => {
+    const { agentId, trigger } = await agentWith(
+      `export default async function run(input, ctx) {
+        const s = ctx.secrets.HOOK_TOKEN;
+        const headers = {
+          authorization: "Bearer " + s, "x-api-key": "k1", "api-key": "k2", "x-github-token": "t", "x-hub-signature": "sig",
+          "proxy-authorization": "Basic p", "x-carrier": "v=" + s + ";", "x-plain": "kept", cookie: "c=1",
+        };
+        const to = (host, path) => "https://api.test:${api.port}/redirect?to=" + encodeURIComponent("https://" + host + ":${api.port}" + path);
+        await ctx.fetch(to("mirror.test", "/landed-elsewhere"), { headers });
+        await ctx.fetch(to("api.test", "/landed-here"), { headers });
+        const bad = {};
+        for (const [label, h] of [["name", { "bad header": "x" }], ["value", { "x-ok": "a\\r\\nx-injected: 1" }]]) {
+          try { await ctx.fetch("https://api.test:${api.port}/never", { headers: h }); bad[label] = "sent"; }
+          catch (e) { bad[label] = e.message; }
+        }
+        return bad;
+      }`,
+      ["api.test", "mirror.test"],
+    );
+    const token = "hook-token-5b1d93f0aa";
+    expect((await gql(app.url, admin, `mutation($id: ID!, $v: String!) { setAgentSecret(agentId: $id, name: "HOOK_TOKEN", value: $v) }`, { id: agentId, v: token })).errors).toBeUndefined();
+    const run = await runJob(trigger, {});
+    expect(run.status).toBe("done");
+    expect(run.attempts).toBe(1);
+    expect(run.result.name).toMatch(/^ctx.fetch: invalid header "bad header"/);
+    expect(run.result.value).toMatch(/^ctx.fetch: invalid header "x-ok"/);
+    expect(api.requests.some((q) => q.path === "/never")).toBe(false);
+    const elsewhere = api.requests.find((q) => q.path === "/landed-elsewhere")!.headers;
+    for (const h of ["authorization", "x-api-key", "api-key", "x-github-token", "x-hub-signature", "proxy-authorization", "x-carrier", "cookie"]) expect(elsewhere[h], h).toBeUndefined();
+    expect(elsewhere["x-plain"]).toBe("kept");
+    expect(elsewhere["idempotency-key"]).toMatch(/^job_/);
+    // The same host keeps them (proxy-authorization is never sent by a script).
+    const here = api.requests.find((q) => q.path === "/landed-here")!.headers;
+    expect(here).toMatchObject({ authorization: `Bearer ${token}`, "x-api-key": "k1", "x-carrier": `v=${token};`, cookie: "c=1" });
+    expect(here["proxy-authorization"]).toBeUndefined();
   }, 240_000);
 
   it("keeps ctx.log lines with the run, capped with a visible truncation mark (REST and GraphQL)", async () => {

@@ -1,10 +1,15 @@
 import type pg from "pg";
 
+/** What a purged run's error text becomes: the run still reads as failed, without what it said. */
+export const PURGED = "[purged]";
+
 /**
  * Retention (DESIGN §14): after the account's window, nothing of a webhook payload is left in
  * the database. A run keeps its status, timing, attempts, cost and tools used; what it received
- * and what it made of it goes: the audit entry's payload and result, the job's result and log,
- * and every message of the run's thread (where the payload was sent to the model). A replay's
+ * and what it made of it goes: the audit entry's payload and result, the job's result, log and
+ * error text (a script's message often quotes its input), its journal's step values (fetch
+ * bodies, model answers, `ctx.step` results) and every message of the run's thread (where the
+ * payload was sent to the model). A replay's
  * audit entry is dated like its original (replayJob copies the date), so both go together.
  * Idempotency records go 24 hours after their webhook.
  *
@@ -18,7 +23,9 @@ export async function purgeExpired(db: pg.Pool, asOf: Date): Promise<{ payloads:
          and not exists (select 1 from jobs j where j.id = e.job_id and j.status in ('queued', 'running'))
      ),
      audits as (update audit_entries set payload = null, result = null, payload_purged_at = $1 where id in (select audit_id from expired) returning id),
-     runs as (update jobs set result = null, logs = null where id in (select job_id from expired) returning thread_id),
+     runs as (update jobs set result = null, logs = null, error = case when error is null then null else '${PURGED}' end
+              where id in (select job_id from expired) returning thread_id),
+     steps as (update job_steps set result = null where job_id in (select job_id from expired) and result is not null),
      messages as (update messages set content = '', data = null where thread_id in (select thread_id from runs where thread_id is not null))
      select count(*)::int as payloads from audits`,
     [asOf],

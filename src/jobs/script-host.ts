@@ -210,10 +210,15 @@ export class ScriptHost {
     const tool: ToolUse = { kind: "http", name: this.d.redact.text(`${method} ${host}`), status: "failed", durationMs: 0, costMicros: 0 };
     const started = Date.now();
     try {
-      const res = await this.d.egress(
-        { url, method, headers, body: typeof a.body === "string" ? a.body : undefined },
-        { allow: this.d.egressAllow, idempotencyKey: `${this.d.job.id}:${key}` },
-      );
+      const call = () =>
+        this.d.egress(
+          { url, method, headers, body: typeof a.body === "string" ? a.body : undefined },
+          // A header holding one of the agent's secrets is one the redactor would change.
+          { allow: this.d.egressAllow, idempotencyKey: `${this.d.job.id}:${key}`, carriesSecret: (v) => this.d.redact.text(v) !== v },
+        );
+      // The call's span (tracing on) names its URL: the agent's secrets in it are redacted on export.
+      const tracing = this.d.runtime.tracing;
+      const res = tracing ? await tracing.withRedaction((t) => this.d.redact.text(t), call) : await call();
       tool.status = res.status;
       return { stored: { value: res, tool }, cost: 0 };
     } catch (err) {

@@ -9,6 +9,7 @@ import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
 import { OpenTelemetryPlugin } from "@temporalio/interceptors-opentelemetry";
 import { addContextLogFields } from "../infra/logger.js";
+import { REDACTOR_KEY, RedactorTagger, ScrubbingExporter } from "./redact.js";
 import type { Tracing } from "./types.js";
 
 /** Probes and scrapes are not worth a trace each. */
@@ -19,8 +20,9 @@ export function startOtel(options: { tracesUrl: string; serviceName: string }): 
   // OTEL_RESOURCE_ATTRIBUTES still applies; service.name comes from config (OTEL_SERVICE_NAME).
   const resource = envDetectorSync.detect().merge(new Resource({ "service.name": options.serviceName }));
   // OTLP/HTTP with JSON bodies; OTEL_EXPORTER_OTLP_HEADERS / _TIMEOUT are read by the exporter.
-  const processor = new BatchSpanProcessor(new OTLPTraceExporter({ url: options.tracesUrl }));
-  const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
+  // Spans are scrubbed (query strings, URL credentials, a run's secrets) before they are exported.
+  const processor = new BatchSpanProcessor(new ScrubbingExporter(new OTLPTraceExporter({ url: options.tracesUrl })));
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [new RedactorTagger(), processor] });
   provider.register(); // AsyncLocalStorage context manager + W3C trace-context propagator
 
   registerInstrumentations({
@@ -74,6 +76,7 @@ export function startOtel(options: { tracesUrl: string; serviceName: string }): 
         }
       });
     },
+    withRedaction: (redact, fn) => context.with(context.active().setValue(REDACTOR_KEY, redact), fn),
     flush: () => provider.forceFlush(),
   };
 }

@@ -13,6 +13,11 @@ export interface Tracing {
    * a root: it must not borrow whatever request happens to be active.
    */
   inStoredTrace<T>(traceparent: string | null | undefined, name: string, attributes: Record<string, string>, fn: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` so that every span started inside it (an HTTP client span of `ctx.fetch`) passes
+   * its name and attributes through `redact` before export (a run's secret values).
+   */
+  withRedaction<T>(redact: (text: string) => string, fn: () => Promise<T>): Promise<T>;
   /** Exports what is buffered (at shutdown; spans are otherwise exported in batches). */
   flush(): Promise<void>;
 }

@@ -29,7 +29,7 @@ export async function findThread(db: pg.Pool, accountId: string, id: string): Pr
 
 /** Messages in conversation order (seq ascending); the cursor is the seq. */
 export async function pageMessages(db: pg.Pool, threadId: string, first: number, after: string | null | undefined): Promise<Connection<MessageRow>> {
-  const cursor = decodeCursor(after, ["number"] as const);
+  const cursor = decodeCursor(after, ["int32"] as const); // messages.seq is an integer
   const { rows } = await db.query<MessageRow>(
     `select ${MESSAGE_COLUMNS} from messages where thread_id = $1 and seq > $2 order by seq limit $3`,
     [threadId, cursor?.[0] ?? -1, first + 1],

@@ -10,6 +10,7 @@ import {
   currentSecret,
   listTriggers,
   requireTrigger,
+  revokePreviousTriggerSecrets,
   rotateTriggerSecret,
   setTriggerSecret,
   testCommands,
@@ -73,16 +74,31 @@ export class TriggerResolver {
     return toType(ctx)(row);
   }
 
-  @Mutation(() => TriggerType, { description: "Sets a custom secret (24–256 printable characters); the previous one works for 24 more hours" })
-  async setTriggerSecret(@Arg("id", () => ID) id: string, @Arg("secret", () => String) secret: string, @Ctx() ctx: GraphQLContext): Promise<TriggerType> {
-    const row = await setTriggerSecret(ctx.runtime, accountOf(ctx), id, secret);
+  @Mutation(() => TriggerType, { description: "Sets a custom secret (24–256 printable characters); the previous one works for 24 more hours unless revokePrevious" })
+  async setTriggerSecret(
+    @Arg("id", () => ID) id: string,
+    @Arg("secret", () => String) secret: string,
+    @Arg("revokePrevious", () => Boolean, { defaultValue: false, description: "true: every previous secret stops working now (a leaked secret)" }) revokePrevious: boolean,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<TriggerType> {
+    const row = await setTriggerSecret(ctx.runtime, accountOf(ctx), id, secret, revokePrevious);
     return toType(ctx)(row);
   }
 
-  @Mutation(() => RotatedTriggerSecretType, { description: "Issues a new secret; the previous one works for 24 more hours" })
-  async rotateTriggerSecret(@Arg("id", () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<RotatedTriggerSecretType> {
-    const rotated = await rotateTriggerSecret(ctx.runtime, accountOf(ctx), id);
+  @Mutation(() => RotatedTriggerSecretType, { description: "Issues a new secret; the previous one works for 24 more hours unless revokePrevious" })
+  async rotateTriggerSecret(
+    @Arg("id", () => ID) id: string,
+    @Arg("revokePrevious", () => Boolean, { defaultValue: false, description: "true: every previous secret stops working now (a leaked secret)" }) revokePrevious: boolean,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<RotatedTriggerSecretType> {
+    const rotated = await rotateTriggerSecret(ctx.runtime, accountOf(ctx), id, revokePrevious);
     return Object.assign(new RotatedTriggerSecretType(), rotated);
+  }
+
+  @Mutation(() => TriggerType, { description: "Every previous secret (still in its 24-hour grace window) stops working now; the current one stays" })
+  async revokePreviousTriggerSecrets(@Arg("id", () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<TriggerType> {
+    const row = await revokePreviousTriggerSecrets(ctx.runtime, accountOf(ctx), id);
+    return toType(ctx)(row);
   }
 
   @FieldResolver(() => String, { nullable: true, description: "The current signing secret, to copy" })

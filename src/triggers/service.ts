@@ -84,10 +84,6 @@ export async function updateTrigger(
   return requireTrigger(runtime.pool, accountId, id);
 }
 
-/**
- * Makes `secret` current; the previous current secret keeps working for the 24-hour grace
- * window (its `expires_at`), older rotated-out ones keep their own expiry.
- */
 /** The trigger's new current secret, sealed (AES-256-GCM) so its owner can copy it later. */
 async function insertCurrentSecret(runtime: Runtime, db: pg.PoolClient, triggerId: string, secret: string): Promise<void> {
   await db.query("insert into trigger_secrets (id, trigger_id, sealed_secret, expires_at, created_at) values ($1, $2, $3, null, now())", [
@@ -97,14 +93,22 @@ async function insertCurrentSecret(runtime: Runtime, db: pg.PoolClient, triggerI
   ]);
 }
 
-async function replaceSecret(runtime: Runtime, accountId: string, id: string, secret: string): Promise<Date> {
-  const graceEnd = new Date(clock.now() + GRACE_MS);
+/**
+ * Makes `secret` current. The previous current secret keeps working for the 24-hour grace window
+ * (its `expires_at`) unless `revokePrevious`, which ends it and every older one now (a leaked
+ * secret). Returns when the previous secret stops working.
+ */
+async function replaceSecret(runtime: Runtime, accountId: string, id: string, secret: string, revokePrevious: boolean): Promise<Date> {
+  const now = new Date(clock.now());
+  const graceEnd = revokePrevious ? now : new Date(now.getTime() + GRACE_MS);
   await withTransaction(runtime.pool, async (db) => {
-    const t = await db.query("select 1 from triggers where id = $1 and account_id = $2 for update", [id, accountId]);
-    if (!t.rowCount) throw new AppError("trigger_not_found", `Trigger ${id} not found`);
-    await db.query("update trigger_secrets set expires_at = $2 where trigger_id = $1 and expires_at is null", [id, graceEnd]);
-    // Secrets past their grace window are useless; drop them so the table stays small.
-    await db.query("delete from trigger_secrets where trigger_id = $1 and expires_at <= $2", [id, new Date(clock.now())]);
+    await lockTrigger(db, accountId, id);
+    if (revokePrevious) await db.query("delete from trigger_secrets where trigger_id = $1", [id]);
+    else {
+      await db.query("update trigger_secrets set expires_at = $2 where trigger_id = $1 and expires_at is null", [id, graceEnd]);
+      // Secrets past their grace window are useless; drop them so the table stays small.
+      await db.query("delete from trigger_secrets where trigger_id = $1 and expires_at <= $2", [id, now]);
+    }
     await insertCurrentSecret(runtime, db, id, secret);
     await db.query("update triggers set updated_at = now() where id = $1", [id]);
   });
@@ -112,14 +116,33 @@ async function replaceSecret(runtime: Runtime, accountId: string, id: string, se
   return graceEnd;
 }
 
-export async function rotateTriggerSecret(runtime: Runtime, accountId: string, id: string): Promise<{ secret: string; previousSecretExpiresAt: Date }> {
+async function lockTrigger(db: pg.PoolClient, accountId: string, id: string): Promise<void> {
+  const t = await db.query("select 1 from triggers where id = $1 and account_id = $2 for update", [id, accountId]);
+  if (!t.rowCount) throw new AppError("trigger_not_found", `Trigger ${id} not found`);
+}
+
+export async function rotateTriggerSecret(runtime: Runtime, accountId: string, id: string, revokePrevious = false): Promise<{ secret: string; previousSecretExpiresAt: Date }> {
   const secret = generateSecret();
-  const previousSecretExpiresAt = await replaceSecret(runtime, accountId, id, secret);
+  const previousSecretExpiresAt = await replaceSecret(runtime, accountId, id, secret, revokePrevious);
   return { secret, previousSecretExpiresAt };
 }
 
-export async function setTriggerSecret(runtime: Runtime, accountId: string, id: string, secret: string): Promise<TriggerRow> {
-  await replaceSecret(runtime, accountId, id, validateCustomSecret(secret));
+export async function setTriggerSecret(runtime: Runtime, accountId: string, id: string, secret: string, revokePrevious = false): Promise<TriggerRow> {
+  await replaceSecret(runtime, accountId, id, validateCustomSecret(secret), revokePrevious);
+  return requireTrigger(runtime.pool, accountId, id);
+}
+
+/**
+ * Ends the grace window of every previous secret now (a leaked one): only the current secret
+ * works, on this instance at once and on the others when the change notification arrives.
+ */
+export async function revokePreviousTriggerSecrets(runtime: Runtime, accountId: string, id: string): Promise<TriggerRow> {
+  await withTransaction(runtime.pool, async (db) => {
+    await lockTrigger(db, accountId, id);
+    await db.query("delete from trigger_secrets where trigger_id = $1 and expires_at is not null", [id]);
+    await db.query("update triggers set updated_at = now() where id = $1", [id]);
+  });
+  await changed(runtime, id);
   return requireTrigger(runtime.pool, accountId, id);
 }
 

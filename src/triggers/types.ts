@@ -45,7 +45,7 @@ export class CreatedTriggerType {
 @ObjectType("RotatedTriggerSecret")
 export class RotatedTriggerSecretType {
   @Field(() => String) secret!: string;
-  @Field(() => Date, { description: "The previous secret keeps working until then (24 hours)" }) previousSecretExpiresAt!: Date;
+  @Field(() => Date, { description: "The previous secret keeps working until then (24 hours; now with revokePrevious)" }) previousSecretExpiresAt!: Date;
 }
 
 @ObjectType("TriggerLogEntry", { description: "One run of a trigger, for its log" })

@@ -105,10 +105,27 @@ export function sharedSecretMatches(given: string | undefined, secrets: string[]
   return ok;
 }
 
+export interface WebhookVerdict {
+  auth: WebhookAuth;
+  /**
+   * The delivery's identity when a signature authenticated it: what the signature covers, so a
+   * captured request replayed with a fresh (unsigned) Idempotency-Key is still the same delivery.
+   * Standard Webhooks: the `webhook-id`. X-Service-Signature: the MAC itself (its bytes, whatever
+   * the encoding), which covers the timestamp and the body. Null for x-trigger-secret.
+   */
+  deliveryKey: string | null;
+}
+
 /** Tries the three schemes of DESIGN.md §6; the first that authenticates decides. */
+export function verifyWebhook(headers: IncomingHttpHeaders, raw: Buffer, opts: AuthOptions): WebhookVerdict {
+  if (opts.secrets.length === 0) return { auth: "denied", deliveryKey: null };
+  if (sharedSecretMatches(headerValue(headers, "x-trigger-secret"), opts.secrets)) return { auth: "ok", deliveryKey: null };
+  if (checkStandardWebhooks(headers, raw, opts)) return { auth: "ok", deliveryKey: headerValue(headers, "webhook-id")! };
+  const auth = checkServiceSignature(headers, raw, opts);
+  if (auth === "denied") return { auth, deliveryKey: null };
+  return { auth, deliveryKey: `sig:${decodeServiceSignature(headerValue(headers, "x-service-signature")!)!.toString("hex")}` };
+}
+
 export function authenticateWebhook(headers: IncomingHttpHeaders, raw: Buffer, opts: AuthOptions): WebhookAuth {
-  if (opts.secrets.length === 0) return "denied";
-  if (sharedSecretMatches(headerValue(headers, "x-trigger-secret"), opts.secrets)) return "ok";
-  if (checkStandardWebhooks(headers, raw, opts)) return "ok";
-  return checkServiceSignature(headers, raw, opts);
+  return verifyWebhook(headers, raw, opts).auth;
 }

@@ -11,14 +11,15 @@ import { clock } from "../triggers/clock.js";
 import { validSecrets } from "../triggers/secrets.js";
 import { acceptWebhook } from "./accept.js";
 import { webhookServices } from "./services.js";
-import { authenticateWebhook } from "./auth.js";
+import { verifyWebhook } from "./auth.js";
 import { checkJsonDepth, drain, isJsonContentType, MAX_BODY_BYTES, readRawBody, tooLarge } from "./body.js";
 
-async function authenticate(runtime: Runtime, req: Request, trigger: CachedTrigger, raw: Buffer): Promise<void> {
+/** Throws 401 unless the request authenticates; returns the signed delivery key, if a signature did. */
+async function authenticate(runtime: Runtime, req: Request, trigger: CachedTrigger, raw: Buffer): Promise<string | null> {
   const now = clock.now();
-  const result = authenticateWebhook(req.headers, raw, { secrets: validSecrets(trigger.secrets, now), now });
+  const { auth, deliveryKey } = verifyWebhook(req.headers, raw, { secrets: validSecrets(trigger.secrets, now), now });
   // The account setting is read at request time: a change applies to the very next request on every instance.
-  if (result === "ok" || (result === "needs-relaxed-timestamp" && (await relaxesSignatureTimestamp(runtime.pool, trigger.accountId)))) return;
+  if (auth === "ok" || (auth === "needs-relaxed-timestamp" && (await relaxesSignatureTimestamp(runtime.pool, trigger.accountId)))) return deliveryKey;
   throw new AppError("invalid_credentials", "Missing or invalid trigger secret or signature");
 }
 
@@ -54,7 +55,7 @@ export const webhookRoutes: RouteModule = (runtime) => {
       if (!trigger) throw new AppError("trigger_not_found", `Trigger ${id} not found`);
 
       const raw = await readRawBody(req);
-      if (trigger.secretRequired) await authenticate(runtime, req, trigger, raw);
+      const signedKey = trigger.secretRequired ? await authenticate(runtime, req, trigger, raw) : null;
       if (!trigger.active) throw new AppError("trigger_inactive", "This trigger is inactive");
       const text = raw.toString("utf8");
       checkJsonDepth(text);
@@ -63,7 +64,9 @@ export const webhookRoutes: RouteModule = (runtime) => {
       } catch {
         throw new AppError("invalid_json", "Request body is not valid JSON");
       }
-      const key = headerValue(req.headers, "idempotency-key") ?? headerValue(req.headers, "webhook-id") ?? null;
+      // A signed delivery key wins over the unsigned Idempotency-Key: a replay of a captured
+      // request with a fresh key is still the same delivery (one job, no new model spend).
+      const key = signedKey ?? headerValue(req.headers, "idempotency-key") ?? headerValue(req.headers, "webhook-id") ?? null;
       const accepted = await acceptWebhook(runtime, trigger, text, key);
       res.status(202).json({ job_id: accepted.jobId, status: accepted.status });
     } catch (err) {

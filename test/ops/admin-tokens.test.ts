@@ -76,6 +76,26 @@ describe("admin tokens", () => {
     expect((await gql(b.url, first, "{ adminTokens { id } }")).data!.adminTokens.map((t: { id: string }) => t.id)).not.toContain(adminToken.id);
   });
 
+  it("a revocation that lands while an instance's LISTEN connection is down closes that token's sockets once it is back", async () => {
+    const { token, adminToken } = (await must(a.url, first, CREATE, { n: "revoked while b reconnects" })).createAdminToken;
+    const c = socket(b, token);
+    const connected = new Promise<void>((r) => (c.on("connected", () => r()), undefined));
+    const closed = new Promise<{ code: number; reason: string }>((resolve) => {
+      c.on("closed", (e) => resolve(e as { code: number; reason: string }));
+      c.subscribe({ query: `subscription { jobStatusChanged { jobId status } }` }, { next: () => {}, error: () => {}, complete: () => {} });
+    });
+    await connected;
+    // Cut the listeners of this database (both instances) and wait until their backends are gone;
+    // the revocation commits before the first reconnect (250 ms later), so its NOTIFY reaches nobody.
+    const { rows } = await a.runtime.pool.query<{ gone: boolean }>(
+      "select pg_terminate_backend(pid, 10000) as gone from pg_stat_activity where datname = current_database() and application_name like 'agw-%-listen'",
+    );
+    expect(rows.length).toBeGreaterThan(0);
+    expect((await must(a.url, first, `mutation($id: ID!) { revokeAdminToken(id: $id) }`, { id: adminToken.id })).revokeAdminToken).toBe(true);
+    const outcome = await Promise.race([closed, new Promise<string>((r) => setTimeout(() => r("still open"), 20_000))]);
+    expect(outcome).toMatchObject({ code: 4403, reason: "Token revoked" });
+  });
+
   it("a token may revoke itself; its very next request fails", async () => {
     const { token, adminToken } = (await must(a.url, first, CREATE, { n: "self" })).createAdminToken;
     expect((await must(b.url, token, `mutation($id: ID!) { revokeAdminToken(id: $id) }`, { id: adminToken.id })).revokeAdminToken).toBe(true);

@@ -101,6 +101,25 @@ describe("pagination and query cost", () => {
     );
   });
 
+  it("Thread.messages: a cursor with a sequence number beyond PostgreSQL's integer is BAD_USER_INPUT, never INTERNAL_SERVER_ERROR", async () => {
+    // A thread of this account (chat would make one; there is no upstream in this test).
+    await app.runtime.pool.query(
+      "insert into threads (id, account_id, agent_id, message_count, created_at, updated_at) select 'thr_cursorbounds', account_id, id, 0, now(), now() from agents where id = $1",
+      [agentId],
+    );
+    const MESSAGES = `query($after: String) { thread(id: "thr_cursorbounds") { messages(first: 5, after: $after) { edges { cursor } } } }`;
+    const INT_MAX = 2 ** 31 - 1;
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(fc.integer({ min: INT_MAX + 1, max: Number.MAX_SAFE_INTEGER }), fc.integer({ min: Number.MIN_SAFE_INTEGER, max: -INT_MAX - 2 })), async (seq) => {
+        const r = await gql(app.url, admin, MESSAGES, { after: Buffer.from(JSON.stringify([seq])).toString("base64url") });
+        expect(r.errors?.[0]?.extensions, String(seq)).toMatchObject({ code: "BAD_USER_INPUT", param: "after" });
+      }),
+      { numRuns: 30 },
+    );
+    const edge = await gql(app.url, admin, MESSAGES, { after: Buffer.from(JSON.stringify([INT_MAX])).toString("base64url") });
+    expect(edge.data?.thread.messages.edges).toEqual([]);
+  });
+
   it("query cost is limited, counting each connection's rows: the error names the limit", async () => {
     const nested = `{ jobs(first: 200) { edges { node { id } } } agents { threads(first: 200) { edges { node { messages(first: 200) { edges { node { content } } } } } } } }`;
     const r = await gql(app.url, admin, nested);

@@ -10,7 +10,13 @@ const DAY = 86_400_000;
 const SPREADER = `export default async function run(input, ctx) {
   ctx.log("got", JSON.stringify(input));
   const r = await ctx.chat({ model: "provider_a/model-2.5-flash", messages: [{ role: "user", content: "Summarise " + JSON.stringify(input) }] });
-  return { input, answer: r.content };
+  const kept = await ctx.step("keep", async () => ({ again: input }));
+  return { input, answer: r.content, kept };
+}`;
+// A script whose failure message carries the payload (jobs.error is a copy too).
+const FAILER = `export default async function run(input, ctx) {
+  await ctx.step("seen", async () => input);
+  throw new Error("cannot handle " + JSON.stringify(input));
 }`;
 
 /**
@@ -25,6 +31,7 @@ describe("retention purges every copy of a payload", () => {
   let admin: string;
   const marker = `PII-${randomBytes(8).toString("hex")}`;
   const jobs: string[] = [];
+  let failed: string;
 
   /** Every row of every table of the app's schema whose text form contains `text`, by table. */
   const copies = async (text: string): Promise<Record<string, number>> => {
@@ -53,6 +60,11 @@ describe("retention purges every copy of a payload", () => {
       jobs.push(r.body.job_id);
     }
     for (const id of jobs) expect((await waitForJob(app.url, admin, id)).status).toBe("DONE");
+    const failer = await newTrigger(app.url, admin, await newAgent(app.url, admin, { name: "failer", script: FAILER }));
+    failed = (await postWebhook(app.url, failer, { customer: marker, n: 2 })).body.job_id;
+    const end = await waitForJob(app.url, admin, failed);
+    expect(end.status).toBe("FAILED");
+    expect(end.error).toContain(marker);
     const replay = await must(app.url, admin, `mutation($id: ID!) { replayJob(id: $id) { id } }`, { id: jobs[1] });
     jobs.push(replay.replayJob.id);
     expect((await waitForJob(app.url, admin, replay.replayJob.id)).status).toBe("DONE");
@@ -64,12 +76,14 @@ describe("retention purges every copy of a payload", () => {
 
   it("before the window the payload is kept (audit, thread, result, log, replay); idempotency records go after 24 hours", async () => {
     const before = await copies(marker);
-    expect(Object.keys(before).sort()).toEqual(expect.arrayContaining(["audit_entries", "idempotency_records", "jobs", "messages"]));
-    expect(before.audit_entries).toBe(3);
+    // job_steps: ctx.chat's answer and ctx.step's values; jobs: results and the failed run's error.
+    expect(Object.keys(before).sort()).toEqual(expect.arrayContaining(["audit_entries", "idempotency_records", "job_steps", "jobs", "messages"]));
+    expect(before.audit_entries).toBe(4);
     await purge(new Date(Date.now() + DAY + 60_000));
     const dayLater = await copies(marker);
     expect(dayLater.idempotency_records).toBeUndefined();
-    expect(dayLater.audit_entries).toBe(3);
+    expect(dayLater.audit_entries).toBe(4);
+    expect(dayLater.job_steps).toBe(before.job_steps);
     expect(dayLater.messages).toBe(before.messages);
     const audit = await must(app.url, admin, `query($id: ID!) { job(id: $id) { audit { payload payloadPurgedAt } } }`, { id: jobs[0] });
     expect(audit.job.audit).toEqual({ payload: { customer: marker, n: 1 }, payloadPurgedAt: null });
@@ -84,6 +98,8 @@ describe("retention purges every copy of a payload", () => {
       expect(j).toMatchObject({ status: "DONE", cost: costs[i], result: null, logs: [], audit: { payload: null, result: null } });
       expect(j.audit.payloadPurgedAt).not.toBeNull();
     }
+    const f = (await must(app.url, admin, `query($id: ID!) { job(id: $id) { status error } }`, { id: failed })).job;
+    expect(f).toEqual({ status: "FAILED", error: "[purged]" });
     const r = await gql(app.url, admin, `mutation($id: ID!) { replayJob(id: $id) { id } }`, { id: jobs[0] });
     expect(r.errors?.[0]?.extensions).toMatchObject({ code: "BAD_USER_INPUT", param: "id" });
     expect(r.errors?.[0]?.message).toContain("purged");

@@ -44,6 +44,10 @@ export const triggersApi = {
       `mutation($id: ID!) { rotateTriggerSecret(id: $id) { secret previousSecretExpiresAt } }`,
       { id },
     ).then((d) => d.rotateTriggerSecret),
+  revokePreviousTriggerSecrets: (id: string) =>
+    gql<{ revokePreviousTriggerSecrets: { id: string } }>(`mutation($id: ID!) { revokePreviousTriggerSecrets(id: $id) { id } }`, { id }).then(
+      (d) => d.revokePreviousTriggerSecrets,
+    ),
   sendTestWebhook: (triggerId: string, payload: unknown) =>
     gql<{ sendTestWebhook: Job }>(`mutation($t: ID!, $p: JSON!) { sendTestWebhook(triggerId: $t, payload: $p) { ${JOB_FIELDS} } }`, { t: triggerId, p: payload }).then(
       (d) => d.sendTestWebhook,

@@ -11,6 +11,8 @@ import { Time } from "./Time";
 export function SecretPanel({ trigger, onChange }: { trigger: Trigger; onChange: (p: Partial<Trigger>) => void }) {
   const [revealed, setRevealed] = useState(false);
   const [confirmRotate, setConfirmRotate] = useState(false);
+  const [confirmRevoke, setConfirmRevoke] = useState(false);
+  const [revoked, setRevoked] = useState(false);
   const [custom, setCustom] = useState(false);
   const [customValue, setCustomValue] = useState("");
   const [customError, setCustomError] = useState<string>();
@@ -30,6 +32,7 @@ export function SecretPanel({ trigger, onChange }: { trigger: Trigger; onChange:
     try {
       const t = await api.setTriggerSecret(trigger.id, v);
       onChange({ secret: t.secret });
+      setRevoked(false);
       setGraceUntil(new Date(Date.now() + 24 * 3600_000).toISOString());
       setCustom(false);
       setCustomValue("");
@@ -58,6 +61,11 @@ export function SecretPanel({ trigger, onChange }: { trigger: Trigger; onChange:
         </div>
         <input id={`${uid}-s`} className="mono" readOnly type={revealed ? "text" : "password"} value={secret} data-testid="secret" />
       </div>
+      {revoked ? (
+        <Notice>
+          <span data-testid="revoked-notice">Every previous secret was revoked: only the current secret works now.</span>
+        </Notice>
+      ) : null}
       {graceUntil ? (
         <Notice>
           <span data-testid="grace-notice">
@@ -101,7 +109,27 @@ export function SecretPanel({ trigger, onChange }: { trigger: Trigger; onChange:
         <button type="button" className="btn" onClick={() => (setCustom(true), setCustomError(undefined))}>
           Set a custom secret…
         </button>
+        <button type="button" className="btn" onClick={() => setConfirmRevoke(true)}>
+          Revoke previous secrets now…
+        </button>
       </div>
+      <ConfirmDialog
+        open={confirmRevoke}
+        title="Revoke the previous secrets now?"
+        body={
+          <p>
+            Secrets replaced in the last 24 hours stop working <strong>at once</strong>, instead of at the end of their grace period. Only the current secret keeps working. Use this
+            when an old secret leaked.
+          </p>
+        }
+        confirmLabel="Revoke now"
+        onClose={() => setConfirmRevoke(false)}
+        onConfirm={async () => {
+          await api.revokePreviousTriggerSecrets(trigger.id);
+          setGraceUntil(null);
+          setRevoked(true);
+        }}
+      />
       <ConfirmDialog
         open={confirmRotate}
         title="Regenerate the secret?"
@@ -116,6 +144,7 @@ export function SecretPanel({ trigger, onChange }: { trigger: Trigger; onChange:
         onConfirm={async () => {
           const r = await api.rotateTriggerSecret(trigger.id);
           onChange({ secret: r.secret });
+          setRevoked(false);
           setGraceUntil(r.previousSecretExpiresAt);
         }}
       />
