@@ -154,6 +154,12 @@ const envSchema = z.object({
   WORKER_METRICS_PORT: port.optional(),
   /** The most a GraphQL operation may cost: 1 per field, a connection's fields once per row asked for. */
   GRAPHQL_MAX_COST: z.coerce.number().int().min(100).max(10_000_000).default(20_000),
+  /** Largest WebSocket message on /graphql (graphql-ws), refused by the WebSocket layer with close 1009, connection_init included. */
+  GRAPHQL_WS_MAX_PAYLOAD_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(256 * 1024),
+  /** Open graphql-ws sockets of one admin token (or of the operator token) on one API instance; more are closed with 4429. */
+  GRAPHQL_WS_MAX_SOCKETS_PER_TOKEN: z.coerce.number().int().min(1).max(100_000).default(20),
+  /** Operations running at once on one graphql-ws socket; more get a TOO_MANY_SUBSCRIPTIONS error. */
+  GRAPHQL_WS_MAX_SUBSCRIPTIONS_PER_SOCKET: z.coerce.number().int().min(1).max(100_000).default(50),
   METRICS_JOBS_REFRESH_SECONDS: z.coerce.number().min(1).max(3600).default(15),
   // OpenTelemetry's standard names; tracing is on when an endpoint is set (see README, Telemetry).
   OTEL_EXPORTER_OTLP_ENDPOINT: url(["http:", "https:"]).optional(),
@@ -237,6 +243,8 @@ export interface Config {
   };
   logLevel: (typeof LOG_LEVELS)[number];
   graphqlMaxCost: number;
+  /** graphql-ws limits (GRAPHQL_WS_MAX_*): message bytes, sockets per token, operations per socket. */
+  graphqlWs: { maxPayloadBytes: number; maxSocketsPerToken: number; maxSubscriptionsPerSocket: number };
   /** How stale the API's active-job gauges may be: /metrics queries them at most this often. */
   metricsJobsRefreshMs: number;
   /** The worker's /metrics port (Temporal SDK + job metrics); unset: no worker metrics server. */
@@ -378,6 +386,11 @@ export function loadConfig(
     },
     logLevel: env.LOG_LEVEL,
     graphqlMaxCost: env.GRAPHQL_MAX_COST,
+    graphqlWs: {
+      maxPayloadBytes: env.GRAPHQL_WS_MAX_PAYLOAD_BYTES,
+      maxSocketsPerToken: env.GRAPHQL_WS_MAX_SOCKETS_PER_TOKEN,
+      maxSubscriptionsPerSocket: env.GRAPHQL_WS_MAX_SUBSCRIPTIONS_PER_SOCKET,
+    },
     metricsJobsRefreshMs: env.METRICS_JOBS_REFRESH_SECONDS * 1000,
     workerMetricsPort: env.WORKER_METRICS_PORT,
     telemetry: {
