@@ -126,7 +126,7 @@ export async function mountGraphQL(runtime: Runtime, schema: GraphQLSchema, http
         } catch {
           return; // graphql-ws reports the syntax error itself
         }
-        const tooCostly = costLimitError(schema, runtime.config.graphqlMaxCost, doc, payload.variables ?? undefined, payload.operationName);
+        const tooCostly = costLimitError(schema, runtime.config, doc, payload.variables ?? undefined, payload.operationName);
         if (!tooCostly) return undefined;
         const { http: _http, ...extensions } = tooCostly.extensions; // an HTTP status means nothing on a socket
         return [new GraphQLError(tooCostly.message, { extensions })];
@@ -150,7 +150,7 @@ export async function mountGraphQL(runtime: Runtime, schema: GraphQLSchema, http
         async requestDidStart() {
           return {
             async didResolveOperation({ request, document }) {
-              const tooCostly = costLimitError(schema, runtime.config.graphqlMaxCost, document, request.variables, request.operationName);
+              const tooCostly = costLimitError(schema, runtime.config, document, request.variables, request.operationName);
               if (tooCostly) throw tooCostly;
             },
           };
