@@ -3,6 +3,7 @@ import { createClient, type Client } from "graphql-ws";
 import WebSocket from "ws";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { createAccount } from "../../test/helpers/graphql.js";
+import { waitUntil } from "../../test/helpers/worker-process.js";
 
 const SUB = `subscription { jobStatusChanged { jobId status } }`;
 
@@ -77,22 +78,23 @@ describe("graphql-ws limits: message size, sockets per token, operations per soc
     const client = first!.client;
     const errors: unknown[][] = [];
     const stops: (() => void)[] = [];
-    const subscribe = () =>
-      new Promise<void>((resolve) => {
-        const index = errors.push([]) - 1;
-        stops.push(client.subscribe({ query: SUB }, { next: () => {}, error: (e) => (errors[index]!.push(e), resolve()), complete: () => resolve() }));
-        setTimeout(resolve, 300);
-      });
-    for (let i = 0; i < 4; i++) await subscribe();
-    await subscribe();
-    expect(errors.slice(0, 4)).toEqual([[], [], [], []]);
-    const refused = errors[4]![0] as { extensions?: { code?: string } }[];
+    const subscribe = (): number => {
+      const index = errors.push([]) - 1;
+      stops.push(client.subscribe({ query: SUB }, { next: () => {}, error: (e) => errors[index]!.push(e), complete: () => {} }));
+      return index;
+    };
+    // The server counts an operation as soon as its message arrives, in order on the socket.
+    for (let i = 0; i < 4; i++) subscribe();
+    const extra = subscribe();
+    await waitUntil(() => errors[extra]!.length > 0, 30_000, "the fifth operation's error");
+    const refused = errors[extra]![0] as { extensions?: { code?: string } }[];
     expect(refused?.[0]?.extensions?.code).toBe("TOO_MANY_SUBSCRIPTIONS");
-    // Completing one frees a place on the same socket.
+    // Completing one frees a place on the same socket; the other four were never refused.
     stops[0]!();
-    await new Promise((r) => setTimeout(r, 200));
-    await subscribe();
-    expect(errors[5]).toEqual([]);
+    const again = subscribe();
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(errors.slice(0, 4)).toEqual([[], [], [], []]);
+    expect(errors[again]).toEqual([]);
     for (const stop of stops) stop();
   });
 });
