@@ -1,6 +1,6 @@
-import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, proxyActivities, proxyLocalActivities } from "@temporalio/workflow";
+import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, proxyActivities, proxyLocalActivities, sleep } from "@temporalio/workflow";
 import type { JobActivities } from "../src/jobs/activities.js";
-import { NON_RETRYABLE_TYPES, type RunTimeouts } from "./contract.js";
+import { NON_RETRYABLE_TYPES, SLOT_WAIT_FIRST_MS, SLOT_WAIT_MAX_MS, type RunTimeouts, type WaitForSlot } from "./contract.js";
 
 // Deterministic only: every side effect is an activity.
 
@@ -35,12 +35,25 @@ function humanMessage(err: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
+/**
+ * While the job's account (or agent) runs its limit of jobs, the job stays queued and the workflow
+ * sleeps — a durable timer that holds no worker or sandbox slot, so other tenants' runs go ahead.
+ */
+async function beginWhenSlotFree(jobId: string): Promise<RunTimeouts> {
+  let begun: RunTimeouts | WaitForSlot = await bookkeeping.beginRun(jobId);
+  for (let delay = SLOT_WAIT_FIRST_MS; "waitForSlot" in begun; delay = Math.min(delay * 2, SLOT_WAIT_MAX_MS)) {
+    await sleep(delay);
+    begun = await bookkeeping.beginRun(jobId);
+  }
+  return begun;
+}
+
 /** workflow id = job id. queued → running → done | failed. */
 export async function agentRun(jobId: string): Promise<void> {
   let markedDone = false;
   try {
     // No timeout is written here: beginRun returns them (recorded in history, so replay-safe).
-    const timeouts = await bookkeeping.beginRun(jobId);
+    const timeouts = await beginWhenSlotFree(jobId);
     // The activity marks the job done with its output (one commit, no local activity after it).
     // A result without `done` (an attempt by an older worker, or a job cancelled meanwhile) leaves
     // it to markJobDone below, as before; either way the decision is recorded in history.

@@ -20,6 +20,19 @@ export const NON_RETRYABLE_TYPES: string[] = Object.values(FAILURE);
 export const HEARTBEAT_TIMEOUT_MS = 5000;
 export const HEARTBEAT_EVERY_MS = 1000;
 
+/**
+ * `beginRun`'s answer when the job's account (or agent) already runs its limit of jobs
+ * (RUN_MAX_CONCURRENT_PER_ACCOUNT/_AGENT): the workflow sleeps (a timer, holding no worker slot)
+ * and asks again, from SLOT_WAIT_FIRST_MS doubling up to SLOT_WAIT_MAX_MS. The cap trades how soon a
+ * freed slot is taken against the cost of a large backlog asking (one short transaction per job
+ * per SLOT_WAIT_MAX_MS).
+ */
+export interface WaitForSlot {
+  waitForSlot: true;
+}
+export const SLOT_WAIT_FIRST_MS = 250;
+export const SLOT_WAIT_MAX_MS = 10_000;
+
 /** What the execution activity may take, from the agent's run limits (config/config.ts). */
 export interface RunTimeouts {
   /** Start-to-close of one execution attempt: the wall-time limit plus time to store the output. */

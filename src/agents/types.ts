@@ -1,5 +1,6 @@
 import { Field, ID, InputType, Int, ObjectType, registerEnumType } from "type-graphql";
 import type { IAgent } from "../db/schema.js";
+import { weighs } from "../graphql/cost.js";
 
 export enum AgentKind {
   CHAT = "CHAT",
@@ -16,7 +17,9 @@ export class AgentType {
   @Field(() => [String], { nullable: true, description: "Models keys of this agent may use; null means all supported" })
   allowedModels!: string[] | null;
   @Field(() => AgentKind) kind!: AgentKind;
-  @Field(() => String, { nullable: true, description: "JavaScript: export default async function run(input, ctx)" }) script!: string | null;
+  @weighs((c) => c.sandbox.maxScriptBytes)
+  @Field(() => String, { nullable: true, description: "JavaScript: export default async function run(input, ctx)" })
+  script!: string | null;
   @Field(() => [String], { description: "Hosts ctx.fetch may reach (api.example.com, *.example.com); set with setAgentEgress" }) egressAllow!: string[];
   @Field(() => Int, { nullable: true, description: "CPU time of one run in ms; null: the operator's default. Capped by SCRIPT_CPU_TIME_MS" })
   cpuTimeLimitMs!: number | null;

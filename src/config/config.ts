@@ -133,6 +133,10 @@ const envSchema = z.object({
   SCRIPT_MAX_HOST_CALLS: z.coerce.number().int().min(0).max(10_000).default(100),
   SCRIPT_MAX_RESULT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   SCRIPT_MAX_LOG_LINES: z.coerce.number().int().min(0).max(100_000).default(1000),
+  /** UTF-8 bytes of one ctx.log line, cut inside the sandbox thread before it reaches the worker's main thread. */
+  SCRIPT_MAX_LOG_LINE_BYTES: z.coerce.number().int().min(64).max(1024 * 1024).default(4096),
+  /** UTF-8 bytes of all ctx.log lines of one run, counted inside the sandbox thread. */
+  SCRIPT_MAX_LOG_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
   SCRIPT_MAX_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(1024 * 1024),
   /** Dev and tests only: let ctx.fetch reach loopback/private addresses. */
   EGRESS_ALLOW_PRIVATE: bool.optional(),
@@ -148,10 +152,20 @@ const envSchema = z.object({
   // 3, not 2: the worker's activity pollers hold two slots while they wait, and an activity is
   // dispatched eagerly (~35 ms sooner; src/temporal/worker.ts) only into a third.
   SANDBOX_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(3),
+  /** Runs of one account executing at once, across all workers; more wait queued in their workflow, holding no slot. */
+  RUN_MAX_CONCURRENT_PER_ACCOUNT: z.coerce.number().int().min(1).max(100_000).default(2),
+  /** The same for one agent; unset: only the account's limit applies. */
+  RUN_MAX_CONCURRENT_PER_AGENT: z.coerce.number().int().min(1).max(100_000).optional(),
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
   WORKER_METRICS_PORT: port.optional(),
   /** The most a GraphQL operation may cost: 1 per field, a connection's fields once per row asked for. */
   GRAPHQL_MAX_COST: z.coerce.number().int().min(100).max(10_000_000).default(20_000),
+  /** Largest WebSocket message on /graphql (graphql-ws), refused by the WebSocket layer with close 1009, connection_init included. */
+  GRAPHQL_WS_MAX_PAYLOAD_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(256 * 1024),
+  /** Open graphql-ws sockets of one admin token (or of the operator token) on one API instance; more are closed with 4429. */
+  GRAPHQL_WS_MAX_SOCKETS_PER_TOKEN: z.coerce.number().int().min(1).max(100_000).default(20),
+  /** Operations running at once on one graphql-ws socket; more get a TOO_MANY_SUBSCRIPTIONS error. */
+  GRAPHQL_WS_MAX_SUBSCRIPTIONS_PER_SOCKET: z.coerce.number().int().min(1).max(100_000).default(50),
   METRICS_JOBS_REFRESH_SECONDS: z.coerce.number().min(1).max(3600).default(15),
   // OpenTelemetry's standard names; tracing is on when an endpoint is set (see README, Telemetry).
   OTEL_EXPORTER_OTLP_ENDPOINT: url(["http:", "https:"]).optional(),
@@ -216,11 +230,16 @@ export interface Config {
     maxHostCalls: number;
     /** ctx.log lines delivered to `onLog` (one more is delivered so the host can mark truncation). */
     maxLogLines: number;
+    /** UTF-8 bytes of one ctx.log line and of all of a run's lines; cut in the sandbox thread, marked. */
+    maxLogLineBytes: number;
+    maxLogBytes: number;
     /** Size of the JSON result. */
     maxResultBytes: number;
     maxScriptBytes: number;
     poolSize: number;
   };
+  /** Runs executing at once per account and per agent (all workers together): one tenant cannot take every sandbox. */
+  runConcurrency: { perAccount: number; perAgent: number };
   egress: {
     allowPrivate: boolean;
     allowAddresses: string[];
@@ -232,6 +251,8 @@ export interface Config {
   };
   logLevel: (typeof LOG_LEVELS)[number];
   graphqlMaxCost: number;
+  /** graphql-ws limits (GRAPHQL_WS_MAX_*): message bytes, sockets per token, operations per socket. */
+  graphqlWs: { maxPayloadBytes: number; maxSocketsPerToken: number; maxSubscriptionsPerSocket: number };
   /** How stale the API's active-job gauges may be: /metrics queries them at most this often. */
   metricsJobsRefreshMs: number;
   /** The worker's /metrics port (Temporal SDK + job metrics); unset: no worker metrics server. */
@@ -352,9 +373,15 @@ export function loadConfig(
       memoryMb: env.SCRIPT_MEMORY_MB,
       maxHostCalls: env.SCRIPT_MAX_HOST_CALLS,
       maxLogLines: env.SCRIPT_MAX_LOG_LINES,
+      maxLogLineBytes: env.SCRIPT_MAX_LOG_LINE_BYTES,
+      maxLogBytes: env.SCRIPT_MAX_LOG_BYTES,
       maxResultBytes: env.SCRIPT_MAX_RESULT_BYTES,
       maxScriptBytes: env.SCRIPT_MAX_BYTES,
       poolSize: env.SANDBOX_POOL_SIZE,
+    },
+    runConcurrency: {
+      perAccount: env.RUN_MAX_CONCURRENT_PER_ACCOUNT,
+      perAgent: Math.min(env.RUN_MAX_CONCURRENT_PER_AGENT ?? env.RUN_MAX_CONCURRENT_PER_ACCOUNT, env.RUN_MAX_CONCURRENT_PER_ACCOUNT),
     },
     egress: {
       // Refused in production above; npm start opts in on loopback and says so in its banner.
@@ -368,6 +395,11 @@ export function loadConfig(
     },
     logLevel: env.LOG_LEVEL,
     graphqlMaxCost: env.GRAPHQL_MAX_COST,
+    graphqlWs: {
+      maxPayloadBytes: env.GRAPHQL_WS_MAX_PAYLOAD_BYTES,
+      maxSocketsPerToken: env.GRAPHQL_WS_MAX_SOCKETS_PER_TOKEN,
+      maxSubscriptionsPerSocket: env.GRAPHQL_WS_MAX_SUBSCRIPTIONS_PER_SOCKET,
+    },
     metricsJobsRefreshMs: env.METRICS_JOBS_REFRESH_SECONDS * 1000,
     workerMetricsPort: env.WORKER_METRICS_PORT,
     telemetry: {

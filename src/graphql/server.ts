@@ -18,6 +18,13 @@ import { formatGraphQLError } from "./errors.js";
 export const MAX_QUERY_DEPTH = 10;
 /** graphql-ws close code for a socket whose admin token was revoked (the protocol's Forbidden). */
 export const TOKEN_REVOKED_CLOSE = { code: 4403, reason: "Token revoked" } as const;
+/**
+ * graphql-ws close code for a socket over GRAPHQL_WS_MAX_SOCKETS_PER_TOKEN: the protocol's 4429,
+ * which graphql-ws clients take as fatal (no automatic retry): close other sockets first.
+ */
+export const TOO_MANY_SOCKETS_CLOSE = 4429;
+/** The error code of an operation over GRAPHQL_WS_MAX_SUBSCRIPTIONS_PER_SOCKET (the socket stays open). */
+export const TOO_MANY_SUBSCRIPTIONS = "TOO_MANY_SUBSCRIPTIONS";
 const depthRule = depthLimit(MAX_QUERY_DEPTH);
 /**
  * graphql-depth-limit follows fragment spreads recursively when the rule is created, so a fragment
@@ -48,11 +55,28 @@ export interface MountedGraphQL {
  */
 export async function mountGraphQL(runtime: Runtime, schema: GraphQLSchema, httpServer: HttpServer | HttpsServer, auth: GraphQLAuth): Promise<MountedGraphQL> {
   const formatError = formatGraphQLError(runtime.log);
-  const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql" });
+  const limits = runtime.config.graphqlWs;
+  // maxPayload: ws refuses a bigger message (close 1009) before buffering it, connection_init included.
+  const wsServer = new WebSocketServer({ server: httpServer, path: "/graphql", maxPayload: limits.maxPayloadBytes });
+  // An oversized message: ws has already closed the socket with 1009 and then emits the error, which
+  // graphql-ws's adapter would print with console.error — one stderr line per hostile frame. It is
+  // expected, not an internal error: noted at debug level instead. (Registered before useServer's listener.)
+  wsServer.on("connection", (socket) => {
+    const emit = socket.emit.bind(socket);
+    socket.emit = ((event: string | symbol, ...args: unknown[]) => {
+      if (event === "error" && (args[0] as { code?: string } | undefined)?.code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH") {
+        runtime.log.debug({ limit: limits.maxPayloadBytes }, "graphql-ws message over GRAPHQL_WS_MAX_PAYLOAD_BYTES refused (1009)");
+        return true;
+      }
+      return emit(event, ...args);
+    }) as typeof socket.emit;
+  });
   // The upgrade answer bypasses Express: it gets its x-request-id here.
   wsServer.on("headers", (headers, req) => headers.push(`${REQUEST_ID_HEADER}: ${requestIdOf(req.headers)}`));
-  // Open sockets by admin token id: a revocation (announced by whichever instance made it) closes them.
+  // Open sockets by admin token id (the operator's under one key): a revocation (announced by
+  // whichever instance made it) closes them, and a token has at most maxSocketsPerToken of them.
   const socketsByToken = new Map<string, Set<WebSocket>>();
+  const socketKey = (principal: GraphQLContext["principal"] | undefined) => (principal?.kind === "admin" ? principal.tokenId : principal ? "operator" : undefined);
   const revoked = (tokenId: string) => {
     for (const socket of socketsByToken.get(tokenId) ?? []) socket.close(TOKEN_REVOKED_CLOSE.code, TOKEN_REVOKED_CLOSE.reason);
     socketsByToken.delete(tokenId);
@@ -76,22 +100,30 @@ export async function mountGraphQL(runtime: Runtime, schema: GraphQLSchema, http
         const authorization = ctx.connectionParams?.authorization;
         try {
           ctx.extra.gql = await buildContext(runtime, auth, typeof authorization === "string" ? authorization : undefined);
-          const principal = ctx.extra.gql.principal;
-          if (principal.kind === "admin") {
-            const set = socketsByToken.get(principal.tokenId) ?? new Set();
-            set.add(ctx.extra.socket);
-            socketsByToken.set(principal.tokenId, set);
+          const key = socketKey(ctx.extra.gql.principal)!;
+          const set = socketsByToken.get(key) ?? new Set();
+          if (set.size >= limits.maxSocketsPerToken) {
+            ctx.extra.socket.close(TOO_MANY_SOCKETS_CLOSE, `Too many sockets for this token (GRAPHQL_WS_MAX_SOCKETS_PER_TOKEN=${limits.maxSocketsPerToken})`);
+            return false; // graphql-ws's own 4403 then finds the socket closing already
           }
+          set.add(ctx.extra.socket);
+          socketsByToken.set(key, set);
           return true;
         } catch {
           return false; // graphql-ws closes with 4403 Forbidden
         }
       },
       onClose: (ctx) => {
-        const principal = ctx.extra.gql?.principal;
-        if (principal?.kind === "admin") socketsByToken.get(principal.tokenId)?.delete(ctx.extra.socket);
+        const key = socketKey(ctx.extra.gql?.principal);
+        const set = key === undefined ? undefined : socketsByToken.get(key);
+        set?.delete(ctx.extra.socket);
+        if (set?.size === 0) socketsByToken.delete(key!);
       },
       onSubscribe: async (ctx, _id, payload) => {
+        // graphql-ws registers the operation before this hook: the count includes it.
+        if (Object.keys(ctx.subscriptions).length > limits.maxSubscriptionsPerSocket) {
+          return [new GraphQLError(`Too many operations on this socket (GRAPHQL_WS_MAX_SUBSCRIPTIONS_PER_SOCKET=${limits.maxSubscriptionsPerSocket}): complete one first`, { extensions: { code: TOO_MANY_SUBSCRIPTIONS } })];
+        }
         // Belt and braces for a missed NOTIFY: a new operation on a revoked token's socket closes it.
         const principal = ctx.extra.gql?.principal;
         if (principal?.kind === "admin" && !(await auth.tokenExists(principal.tokenId))) {
@@ -104,7 +136,7 @@ export async function mountGraphQL(runtime: Runtime, schema: GraphQLSchema, http
         } catch {
           return; // graphql-ws reports the syntax error itself
         }
-        const tooCostly = costLimitError(schema, runtime.config.graphqlMaxCost, doc, payload.variables ?? undefined, payload.operationName);
+        const tooCostly = costLimitError(schema, runtime.config, doc, payload.variables ?? undefined, payload.operationName);
         if (!tooCostly) return undefined;
         const { http: _http, ...extensions } = tooCostly.extensions; // an HTTP status means nothing on a socket
         return [new GraphQLError(tooCostly.message, { extensions })];
@@ -128,7 +160,7 @@ export async function mountGraphQL(runtime: Runtime, schema: GraphQLSchema, http
         async requestDidStart() {
           return {
             async didResolveOperation({ request, document }) {
-              const tooCostly = costLimitError(schema, runtime.config.graphqlMaxCost, document, request.variables, request.operationName);
+              const tooCostly = costLimitError(schema, runtime.config, document, request.variables, request.operationName);
               if (tooCostly) throw tooCostly;
             },
           };

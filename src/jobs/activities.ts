@@ -2,7 +2,7 @@ import { ApplicationFailure, Context } from "@temporalio/activity";
 import { AppError } from "../errors/app-error.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { ScriptError } from "../sandbox/index.js";
-import { FAILURE, HEARTBEAT_EVERY_MS, type RunTimeouts } from "../../workflows/contract.js";
+import { FAILURE, HEARTBEAT_EVERY_MS, type RunTimeouts, type WaitForSlot } from "../../workflows/contract.js";
 import { executeAgent, newExecution } from "./execute.js";
 import { runTimeouts } from "./limits.js";
 import { purgeExpired } from "./retention.js";
@@ -27,9 +27,13 @@ function classify(err: unknown): Error {
 export function createJobActivities(runtime: Runtime) {
   const { pool } = runtime;
   return {
-    /** Marks the job running and hands the workflow its timeouts (from configuration and the agent); one statement. */
-    async beginRun(jobId: string): Promise<RunTimeouts> {
-      const agent = await beginRunRow(pool, jobId);
+    /**
+     * Marks the job running and hands the workflow its timeouts (from configuration and the agent),
+     * or tells it to wait: its account or agent already runs its limit of jobs (per-tenant fairness).
+     */
+    async beginRun(jobId: string): Promise<RunTimeouts | WaitForSlot> {
+      const agent = await beginRunRow(pool, jobId, runtime.config.runConcurrency);
+      if (agent && !agent.slotFree) return { waitForSlot: true };
       return runTimeouts(runtime.config, agent ?? { cpuTimeLimitMs: null, wallTimeLimitMs: null });
     },
 

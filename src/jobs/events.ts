@@ -1,19 +1,21 @@
-import { createPubSub, filter, pipe, Repeater } from "@graphql-yoga/subscription";
+import { Repeater } from "@graphql-yoga/subscription";
 import { getJob, JOB_STATUS, jobEventsSince, type JobStatusEvent, type JobStatusNotice } from "./store.js";
 import type { Runtime } from "../runtime/runtime.js";
+import { SubscriberIndex, type EventMatch } from "./event-index.js";
 
 /**
  * Job status events for GraphQL subscribers of one API instance. Every instance LISTENs on the
  * `job_status` channel, so a transition written by any worker reaches subscribers everywhere. The
  * notice carries no error text (NOTIFY payloads are small); a failed job's error is read here.
+ * Subscribers are indexed by account and job (event-index.ts): an event is matched only against
+ * its own account's subscribers.
  */
-type Hub = ReturnType<typeof createPubSub<{ job: [JobStatusEvent] }>>;
-const hubs = new WeakMap<Runtime, Hub>();
+const hubs = new WeakMap<Runtime, SubscriberIndex>();
 
-function hub(runtime: Runtime): Hub {
+function hub(runtime: Runtime): SubscriberIndex {
   let h = hubs.get(runtime);
   if (!h) {
-    const created = createPubSub<{ job: [JobStatusEvent] }>();
+    const created = new SubscriberIndex();
     h = created;
     hubs.set(runtime, created);
     void runtime.events
@@ -24,21 +26,21 @@ function hub(runtime: Runtime): Hub {
         } catch {
           return; // not ours
         }
-        if (notice.status !== "failed") return created.publish("job", { ...notice, error: null });
+        if (notice.status !== "failed") return created.publish({ ...notice, error: null });
         runtime.pool
           .query<{ error: string | null }>("select error from jobs where id = $1", [notice.jobId])
           .then(
             ({ rows }) => rows[0]?.error ?? null,
             () => null,
           )
-          .then((error) => created.publish("job", { ...notice, error }));
+          .then((error) => created.publish({ ...notice, error }));
       })
       .catch((err) => runtime.log.warn({ err }, "could not listen for job status events"));
     // Transitions committed while the listener was reconnecting sent NOTIFYs nobody heard:
     // replay the current state of what changed (a subscriber may see an event twice, never miss one).
     runtime.events.onReconnect((since) => {
       jobEventsSince(runtime.pool, new Date(since.getTime() - 2000))
-        .then((events) => events.forEach((e) => created.publish("job", e)))
+        .then((events) => events.forEach((e) => created.publish(e)))
         .catch((err) => runtime.log.warn({ err }, "could not replay job status events after a reconnect"));
     });
   }
@@ -50,21 +52,20 @@ export function ensureJobEvents(runtime: Runtime): void {
   hub(runtime);
 }
 
-export function jobEvents(
-  runtime: Runtime,
-  accountId: string,
-  match: { jobId?: string | null; triggerId?: string | null; agentId?: string | null },
-): AsyncIterable<JobStatusEvent> {
-  const live = pipe(
-    hub(runtime).subscribe("job"),
-    filter(
-      (e: JobStatusEvent) =>
-        e.accountId === accountId &&
-        (!match.jobId || e.jobId === match.jobId) &&
-        (!match.triggerId || e.triggerId === match.triggerId) &&
-        (!match.agentId || e.agentId === match.agentId),
-    ),
-  );
+export function jobEvents(runtime: Runtime, accountId: string, match: EventMatch): AsyncIterable<JobStatusEvent> {
+  const index = hub(runtime);
+  // Registered when the iterator is first pulled, synchronously (withCurrentState relies on it).
+  const live = new Repeater<JobStatusEvent>(async (push, stop) => {
+    const remove = index.add(accountId, match, (e) => {
+      try {
+        void push(e);
+      } catch (err) {
+        void stop(err); // a consumer 1024 events behind (Repeater's bound) ends with an error; others are unaffected
+      }
+    });
+    await stop;
+    remove();
+  });
   return match.jobId ? withCurrentState(runtime, accountId, match.jobId, live) : live;
 }
 

@@ -73,7 +73,7 @@ export async function executeAgent(
       input: payload,
       limits,
       secrets,
-      onLog: (line) => host.log(line),
+      onLog: (line, cut) => host.log(line, cut),
       host: (method, args) => host.call(method, args),
       signal,
     });

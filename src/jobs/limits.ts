@@ -22,6 +22,8 @@ export function runLimits(config: Pick<Config, "sandbox">, agent: AgentLimits): 
     memoryMb: s.memoryMb,
     maxHostCalls: s.maxHostCalls,
     maxLogLines: s.maxLogLines,
+    maxLogLineBytes: s.maxLogLineBytes,
+    maxLogBytes: s.maxLogBytes,
     maxResultBytes: s.maxResultBytes,
   };
 }

@@ -6,6 +6,7 @@ import { spentBy } from "../billing/usage.js";
 import { findAudit, markCancelled } from "./control.js";
 import { connectionComplexity, connectionOf, pageSize, PageArgs, type Connection } from "../graphql/connection.js";
 import { accountOf, type GraphQLContext } from "../graphql/context.js";
+import { weighs } from "../graphql/cost.js";
 import { listJobs } from "./list.js";
 import { getJob } from "./store.js";
 import { JobStatusEnum, JobType } from "./types.js";
@@ -32,9 +33,14 @@ export class ToolUseType {
 
 @ObjectType("JobAudit", { description: "The audit entry of a run" })
 export class JobAuditType {
-  @Field(() => GraphQLJSON, { nullable: true, description: "The webhook payload; null once purged" }) payload!: unknown;
+  // The webhook body limit (webhooks/body.ts MAX_BODY_BYTES; this folder sits below webhooks/).
+  @weighs(1024 * 1024)
+  @Field(() => GraphQLJSON, { nullable: true, description: "The webhook payload; null once purged" })
+  payload!: unknown;
   @Field(() => Date, { nullable: true, description: "When the retention policy purged the payload" }) payloadPurgedAt!: Date | null;
-  @Field(() => GraphQLJSON, { nullable: true }) result!: unknown;
+  @weighs((c) => c.sandbox.maxResultBytes)
+  @Field(() => GraphQLJSON, { nullable: true })
+  result!: unknown;
   @Field(() => [ToolUseType]) toolsUsed!: ToolUseType[];
   @Field(() => String, { description: "USD, decimal string" }) cost!: string;
 }

@@ -71,7 +71,6 @@ interface InFlightTurn {
   threadId: string;
 }
 
-const MAX_LOG_LINE = 4000;
 const MAX_STEP_NAME = 120;
 
 export interface HostDeps {
@@ -99,15 +98,15 @@ export class ScriptHost {
 
   constructor(private readonly d: HostDeps) {}
 
-  log(line: string): void {
+  /** A line the sandbox already bounded (SCRIPT_MAX_LOG_LINE_BYTES, SCRIPT_MAX_LOG_BYTES); `cut` marks a shortened one. */
+  log(line: string, cut?: string): void {
     const { logs } = this.d.execution;
     if (logs.length >= this.d.maxLogLines) {
       if (!this.truncated) logs.push(`… truncated: only the first ${this.d.maxLogLines} ctx.log lines are kept`);
       this.truncated = true;
       return;
     }
-    const clean = this.d.redact.text(line);
-    logs.push(clean.length > MAX_LOG_LINE ? `${clean.slice(0, MAX_LOG_LINE)}… [line truncated]` : clean);
+    logs.push(this.d.redact.text(line) + (cut ?? ""));
   }
 
   call(method: string, args: unknown): Promise<unknown> {

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { JobStatus } from "../db/schema.js";
 import { storableText } from "../infra/text.js";
+import { withTransaction } from "../db/tx.js";
 
 /**
  * Channel carrying every job status transition (JSON `JobStatusNotice`). A NOTIFY payload is
@@ -103,22 +104,48 @@ export interface AgentRow {
   wallTimeLimitMs: number | null;
 }
 
+/** Advisory-lock class of "starting a run of this account" (the second key is the account id's hash). */
+const RUN_START_LOCK = 7301;
+
+/** A run's concurrency limits (config.runConcurrency): runs executing at once per account and per agent. */
+export interface RunConcurrency {
+  perAccount: number;
+  perAgent: number;
+}
+
 /**
- * The workflow's first step in one statement: the job marked running with its first attempt
- * counted (so the execution activity's first attempt writes nothing), and its agent's run limits.
+ * The workflow's first step: the job marked running with its first attempt counted (so the
+ * execution activity's first attempt writes nothing), and its agent's run limits — unless its
+ * account (or agent) already has its limit of running jobs: then the job stays queued and
+ * `slotFree` is false, and the workflow waits and asks again. Starts of one account are
+ * serialised by a transaction-scoped advisory lock, so the count the UPDATE sees (a fresh snapshot
+ * after the lock) includes every start committed before; accounts never wait for each other.
  * Undefined when the job or its agent is gone.
  */
-export async function beginRunRow(db: pg.Pool, jobId: string): Promise<Pick<AgentRow, "cpuTimeLimitMs" | "wallTimeLimitMs"> | undefined> {
-  const { rows } = await db.query<Pick<AgentRow, "cpuTimeLimitMs" | "wallTimeLimitMs"> & { notified: number }>(
-    `with u as (update jobs set status = 'running', started_at = coalesce(started_at, now()), attempts = greatest(attempts, 1)
-       where id = $1 and status in ('queued', 'running')
-       returning id, account_id, agent_id, trigger_id, status, attempts, (select b.status from jobs b where b.id = $1) as before),
-     n as (select case when u.status is distinct from u.before then ${NOTIFY_STATUS} end as sent from u)
-     select a.cpu_time_limit_ms as "cpuTimeLimitMs", a.wall_time_limit_ms as "wallTimeLimitMs", (select count(*) from n)::int as notified
-       from jobs j join agents a on a.id = j.agent_id where j.id = $1`,
-    [jobId],
-  );
-  return rows[0];
+export async function beginRunRow(
+  pool: pg.Pool,
+  jobId: string,
+  limits: RunConcurrency,
+): Promise<(Pick<AgentRow, "cpuTimeLimitMs" | "wallTimeLimitMs"> & { slotFree: boolean }) | undefined> {
+  return withTransaction(pool, async (client) => {
+    await client.query(`select pg_advisory_xact_lock(${RUN_START_LOCK}, hashtext(account_id)) from jobs where id = $1`, [jobId]);
+    const { rows } = await client.query<Pick<AgentRow, "cpuTimeLimitMs" | "wallTimeLimitMs"> & { began: number; status: string; notified: number }>(
+      `with u as (update jobs set status = 'running', started_at = coalesce(started_at, now()), attempts = greatest(attempts, 1)
+         where id = $1 and (status = 'running' or (status = 'queued'
+           and (select count(*) from jobs r where r.account_id = jobs.account_id and r.status = 'running') < $2::int
+           and (select count(*) from jobs r where r.account_id = jobs.account_id and r.agent_id = jobs.agent_id and r.status = 'running') < $3::int))
+         returning id, account_id, agent_id, trigger_id, status, attempts, (select b.status from jobs b where b.id = $1) as before),
+       n as (select case when u.status is distinct from u.before then ${NOTIFY_STATUS} end as sent from u)
+       select a.cpu_time_limit_ms as "cpuTimeLimitMs", a.wall_time_limit_ms as "wallTimeLimitMs", (select count(*) from u)::int as began, j.status,
+              (select count(*) from n)::int as notified
+         from jobs j join agents a on a.id = j.agent_id where j.id = $1`,
+      [jobId, limits.perAccount, limits.perAgent],
+    );
+    const r = rows[0];
+    if (!r) return undefined;
+    // A job already done or failed (replayed, cancelled) is not waiting for a slot: the run goes on and finds it finished.
+    return { cpuTimeLimitMs: r.cpuTimeLimitMs, wallTimeLimitMs: r.wallTimeLimitMs, slotFree: r.began > 0 || r.status !== "queued" };
+  });
 }
 
 /** What an execution attempt reads before it runs: the job, its agent, its payload. */

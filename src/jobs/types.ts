@@ -1,6 +1,7 @@
 import { Field, ID, Int, ObjectType, registerEnumType } from "type-graphql";
 import { GraphQLJSON } from "graphql-scalars";
 import { formatUsd } from "../infra/money.js";
+import { weighs } from "../graphql/cost.js";
 import type { JobRow, JobStatusEvent } from "./store.js";
 
 export enum JobStatusEnum {
@@ -20,11 +21,15 @@ export class JobType {
   @Field(() => ID, { nullable: true }) triggerId!: string | null;
   @Field(() => ID) agentId!: string;
   @Field(() => ID, { nullable: true }) threadId!: string | null;
-  @Field(() => GraphQLJSON, { nullable: true }) result!: unknown;
+  @weighs((c) => c.sandbox.maxResultBytes)
+  @Field(() => GraphQLJSON, { nullable: true })
+  result!: unknown;
   @Field(() => String, { nullable: true }) error!: string | null;
   @Field(() => Int) attempts!: number;
   @Field(() => String, { description: "USD spent on model calls, decimal string" }) cost!: string;
-  @Field(() => [String]) logs!: string[];
+  @weighs((c) => c.sandbox.maxLogBytes)
+  @Field(() => [String])
+  logs!: string[];
   @Field(() => Date) createdAt!: Date;
   @Field(() => Date, { nullable: true }) startedAt!: Date | null;
   @Field(() => Date, { nullable: true }) finishedAt!: Date | null;

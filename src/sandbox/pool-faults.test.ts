@@ -5,7 +5,7 @@ import { SandboxPool, ScriptError } from "./pool.js";
  * No job can take the pool (and with it the worker process) down: input that cannot be serialized,
  * output nested past the limit, a thread that dies. Each fails its own run; the next run works.
  */
-const limits = { cpuTimeMs: 5000, wallTimeMs: 30_000, memoryMb: 64, maxHostCalls: 3, maxLogLines: 100, maxResultBytes: 1 << 20 };
+const limits = { cpuTimeMs: 5000, wallTimeMs: 30_000, memoryMb: 64, maxHostCalls: 3, maxLogLines: 100, maxLogLineBytes: 4096, maxLogBytes: 65536, maxResultBytes: 1 << 20 };
 const pool = new SandboxPool(1);
 afterAll(() => pool.close());
 

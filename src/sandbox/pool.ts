@@ -20,7 +20,11 @@ export interface RunOptions {
   input: unknown;
   limits: SandboxLimits;
   secrets?: Record<string, string>;
-  onLog?: (line: string) => void;
+  /**
+   * A ctx.log line, already within the byte limits; `cut` is the marker to show after it when the
+   * sandbox shortened it (appended by the host after redaction, so the marker is never redacted).
+   */
+  onLog?: (line: string, cut?: string) => void;
   host?: HostCall;
   /** Aborting stops the script at once (its thread is terminated): a cancelled run. */
   signal?: AbortSignal;
@@ -137,6 +141,8 @@ export class SandboxPool {
           memoryMb: limits.memoryMb,
           maxHostCalls: limits.maxHostCalls,
           maxLogLines: limits.maxLogLines,
+          maxLogLineBytes: limits.maxLogLineBytes,
+          maxLogBytes: limits.maxLogBytes,
           maxResultBytes: limits.maxResultBytes,
         });
       } else {
@@ -170,7 +176,7 @@ export class SandboxPool {
     const task = slot.task;
     if (!task || msg.id !== task.id) return;
     if (msg.type === "log" && task.type === "run") {
-      task.opts.onLog?.(String(msg.line));
+      task.opts.onLog?.(String(msg.line), typeof msg.cut === "string" ? msg.cut : undefined);
     } else if (msg.type === "host-call" && task.type === "run") {
       const host = task.opts.host;
       const answer = (ok: boolean, value?: unknown, error?: string) => {

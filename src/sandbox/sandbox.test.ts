@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { HostCallError, SandboxPool, ScriptError } from "./pool.js";
 
 // Wall time far above CPU time: on a loaded machine a busy loop still reaches its CPU limit first.
-const limits = { cpuTimeMs: 1500, wallTimeMs: 120_000, memoryMb: 64, maxHostCalls: 3, maxLogLines: 100, maxResultBytes: 1 << 20 };
+const limits = { cpuTimeMs: 1500, wallTimeMs: 120_000, memoryMb: 64, maxHostCalls: 3, maxLogLines: 100, maxLogLineBytes: 4096, maxLogBytes: 65536, maxResultBytes: 1 << 20 };
 const pool = new SandboxPool(2);
 afterAll(() => pool.close());
 
@@ -104,6 +104,26 @@ describe("QuickJS sandbox", () => {
     expect(results).toEqual(Array.from({ length: 20 }, (_, i) => i * 2));
     expect(loopSettled).toBe(false); // the 20 finished while the loop was still running
     expect((await loop).kind).toBe("timeout");
+  });
+
+  it("cuts ctx.log by bytes inside the sandbox: what crosses to the host is within the line and run limits", async () => {
+    const got: { line: string; cut?: string }[] = [];
+    const caps = { ...limits, maxLogLines: 1000, maxLogLineBytes: 100, maxLogBytes: 1000 };
+    // 4 MB lines, a multi-byte character astride the cut, then far more than the run may keep.
+    const source = `export default async function run(input, ctx) {
+      const big = "x".repeat(4 * 1024 * 1024);
+      ctx.log("a".repeat(99) + "é" + big);
+      for (let i = 0; i < 200; i++) ctx.log(big);
+      ctx.log("after");
+      return "ok";
+    }`;
+    expect(await pool.run({ source, input: null, limits: caps, onLog: (line, cut) => got.push({ line, cut }) })).toBe("ok");
+    const bytes = got.map((g) => Buffer.byteLength(g.line, "utf8"));
+    expect(Math.max(...bytes)).toBeLessThanOrEqual(100);
+    expect(bytes.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(1000);
+    expect(got[0]).toEqual({ line: "a".repeat(99), cut: expect.stringMatching(/line cut at 100 bytes \(SCRIPT_MAX_LOG_LINE_BYTES\)/) });
+    expect(got.at(-1)!.cut).toMatch(/at most 1000 bytes of log \(SCRIPT_MAX_LOG_BYTES\)/);
+    expect(got.some((g) => g.line === "after")).toBe(false);
   });
 
   it("validates scripts: syntax errors name the line, a default export is required", async () => {

@@ -27,6 +27,8 @@ type RunRequest = {
   memoryMb: number;
   maxHostCalls: number;
   maxLogLines: number;
+  maxLogLineBytes: number;
+  maxLogBytes: number;
   maxResultBytes: number;
 };
 type ValidateRequest = { type: "validate"; id: number; source: string };
@@ -124,6 +126,30 @@ async function validate(req: ValidateRequest): Promise<void> {
   }
 }
 
+const utf8 = new TextEncoder();
+
+/**
+ * A log line within SCRIPT_MAX_LOG_LINE_BYTES and what is left of SCRIPT_MAX_LOG_BYTES, cut on a
+ * character boundary (encodeInto stops at the first character that does not fit, and reads no further
+ * than the room it is given); `cut` is the marker the host appends after redacting the line.
+ */
+function boundedLogLine(text: string, req: RunRequest, budget: { used: number; spent: boolean }): { line: string; cut?: string } {
+  const room = Math.min(req.maxLogLineBytes, req.maxLogBytes - budget.used);
+  // Three bytes a UTF-16 unit at most: a line this short fits without encoding it.
+  if (text.length * 3 <= room) {
+    budget.used += Buffer.byteLength(text, "utf8");
+    return { line: text };
+  }
+  const { read, written } = utf8.encodeInto(text, new Uint8Array(room));
+  budget.used += written;
+  if (read === text.length) return { line: text };
+  if (room < req.maxLogLineBytes) {
+    budget.spent = true;
+    return { line: text.slice(0, read), cut: `… [ctx.log output cut: a run keeps at most ${req.maxLogBytes} bytes of log (SCRIPT_MAX_LOG_BYTES)]` };
+  }
+  return { line: text.slice(0, read), cut: `… [line cut at ${req.maxLogLineBytes} bytes (SCRIPT_MAX_LOG_LINE_BYTES)]` };
+}
+
 /**
  * The `ctx` object, built inside the VM from two host functions: `host(method, json)` returns a
  * promise of a JSON string, `log(...)`. `ctx.step` is plain JavaScript around two journal calls,
@@ -183,15 +209,18 @@ async function run(req: RunRequest): Promise<void> {
       reply({ ok: false, ...(c.kind === "timeout" && wallExceeded ? { kind: "timeout", error: wallError } : c) });
     };
 
-    // ctx.log: synchronous, fire-and-forget to the parent, which keeps the first maxLogLines.
+    // ctx.log: synchronous, fire-and-forget to the parent, which keeps the first maxLogLines. The
+    // byte limits apply here, so a huge line never crosses to the worker's main thread.
+    const logBytes = { used: 0, spent: false };
     const logFn = vm.newFunction("log", (...args) => {
-      if (++logLines > req.maxLogLines + 1) return;
+      if (logBytes.spent || ++logLines > req.maxLogLines + 1) return;
       const parts = args.map((h) => {
         if (vm.typeof(h) === "string") return vm.getString(h);
         const v = vm.dump(h) as unknown;
         return typeof v === "string" ? v : JSON.stringify(v);
       });
-      port.postMessage({ type: "log", id: req.id, line: parts.join(" ") });
+      const { line, cut } = boundedLogLine(parts.join(" "), req, logBytes);
+      port.postMessage({ type: "log", id: req.id, line, ...(cut ? { cut } : {}) });
     });
     // The one host function: a QuickJS promise resolved when the parent answers.
     const hostFn = vm.newFunction("host", (methodHandle, argHandle) => {

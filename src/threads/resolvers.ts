@@ -1,6 +1,7 @@
 import { Arg, Args, Ctx, Field, FieldResolver, ID, Int, ObjectType, Query, Resolver, Root } from "type-graphql";
 import { AgentType } from "../agents/types.js";
 import { connectionComplexity, connectionOf, pageSize, PageArgs, type Connection } from "../graphql/connection.js";
+import { weighs } from "../graphql/cost.js";
 import { accountOf, type GraphQLContext } from "../graphql/context.js";
 import { spentBy } from "../billing/usage.js";
 import { formatUsd } from "../infra/money.js";
@@ -17,7 +18,10 @@ export class ThreadToolCallType {
 export class ThreadMessageType {
   @Field(() => Int, { description: "Position in the thread, from 1" }) seq!: number;
   @Field(() => String, { description: "system, user, assistant or tool" }) role!: string;
-  @Field(() => String) content!: string;
+  // A message is at most a chat request body (chat/routes.ts: 4 MB).
+  @weighs(4 * 1024 * 1024)
+  @Field(() => String)
+  content!: string;
   @Field(() => [ThreadToolCallType], { nullable: true, description: "An assistant message's function calls" }) toolCalls?: ThreadToolCallType[] | null;
   @Field(() => String, { nullable: true, description: "A tool message: the id of the call it answers" }) toolCallId?: string | null;
   @Field(() => Date) createdAt!: Date;

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import fc from "fast-check";
 import { createClient } from "graphql-ws";
 import { startTestApp, type TestApp } from "../helpers/app.js";
@@ -127,10 +127,45 @@ describe("pagination and query cost", () => {
     expect(r.errors?.[0]?.extensions).toMatchObject({ code: "QUERY_TOO_COSTLY", limit: app.config.graphqlMaxCost });
     expect(r.errors?.[0]?.message).toContain("GRAPHQL_MAX_COST");
     expect(r.data ?? null).toBeNull();
-    // Variables count too: the same query is cheap with a small page.
+    // Variables count too: the same query is cheap with a small page (a message's content weighs up to 4 MB: see below).
     const q = `query($n: Int) { agents { threads(first: $n) { edges { node { messages(first: $n) { edges { node { content } } } } } } } }`;
     expect((await gql(app.url, admin, q, { n: 200 })).errors?.[0]?.extensions?.code).toBe("QUERY_TOO_COSTLY");
-    expect((await gql(app.url, admin, q, { n: 10 })).errors).toBeUndefined();
+    expect((await gql(app.url, admin, q, { n: 5 })).errors).toBeUndefined();
+  });
+
+  it("large fields carry their weight: a page of results, logs and payloads is refused with QUERY_TOO_COSTLY; the console's own queries pass", async () => {
+    // 200 rows of fields that may hold 1 MiB, 256 KiB, 1 MiB and 1 MiB each: at most ~650 MiB to read and send.
+    const heavy = `{ jobs(first: 200) { edges { node { id result logs audit { payload result } } } } }`;
+    const r = await gql(app.url, admin, heavy);
+    expect(r.status).toBe(400);
+    expect(r.errors?.[0]?.extensions).toMatchObject({ code: "QUERY_TOO_COSTLY", limit: app.config.graphqlMaxCost });
+    expect(r.errors?.[0]?.message).toMatch(/large fields/);
+    // Cheap fields of the same rows, and the large ones of a small page, are fine.
+    expect((await gql(app.url, admin, `{ jobs(first: 200) { edges { node { id status error attempts cost } } } }`)).errors).toBeUndefined();
+    expect((await gql(app.url, admin, `{ jobs(first: 10) { edges { node { id result logs audit { payload result } } } } }`)).errors).toBeUndefined();
+
+    // The console's API module (web/src/api) against this server: none of its reads is over the limit.
+    // The cost is checked before execution, so ids that do not exist price the same as real ones.
+    const fetchOf = globalThis.fetch;
+    vi.stubGlobal("sessionStorage", { getItem: () => admin, setItem: () => {}, removeItem: () => {} });
+    vi.stubGlobal("fetch", (input: string, init?: RequestInit) => fetchOf(input.startsWith("/") ? `${app.url}${input}` : input, init));
+    try {
+      const consoleApi = "../../web/src/api/index.js"; // not resolved by tsc: the console is typed against the DOM
+      const { api } = (await import(/* @vite-ignore */ consoleApi)) as { api: Record<string, (...args: unknown[]) => Promise<unknown>> };
+      expect(await api.me!()).toMatchObject({ name: "acme" }); // the harness reaches this server with this token
+      const [job] = (await jobsPage({ first: 1 })).edges.map((e) => e.node.id);
+      const reads: [string, unknown[]][] = [
+        ["me", []], ["settings", []], ["adminTokens", []], ["agents", []], ["agent", [agentId]], ["triggers", []], ["trigger", [trigger.id, 20]], ["triggerLogs", [trigger.id, 20]],
+        ["jobs", [{}, 25, null]], ["job", [job]], ["jobAudit", [job]], ["thread", ["thr_none"]], ["threadMessages", ["thr_none", 50, null]], ["agentThreads", [agentId, 20, null]],
+        ["usage", ["2026-01-01T00:00:00Z", "2026-12-31T00:00:00Z", ["AGENT", "MODEL"]]], ["ledger", [50, null]],
+      ];
+      for (const [name, args] of reads) {
+        const code = await api[name]!(...args).then(() => "ok", (e: { code?: string }) => e.code);
+        expect(code, name).not.toBe("QUERY_TOO_COSTLY");
+      }
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 
   it("graphql-ws operations meet the same cost limit", async () => {
