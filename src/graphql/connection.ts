@@ -78,9 +78,14 @@ export function toConnection<R, T>(rows: R[], first: number, key: (row: R) => re
   return { edges, pageInfo: Object.assign(new PageInfo(), { hasNextPage: rows.length > first, endCursor: edges.at(-1)?.cursor ?? null }) };
 }
 
-/** Query-cost estimate of a connection field: its children, once per requested row. */
+/**
+ * Query-cost estimate of a connection field: its children, once per requested row. A `first` out
+ * of range throws here, so the cost check steps aside and the resolver answers BAD_USER_INPUT
+ * naming `first` (priced at the maximum, a page of large fields would be refused as too costly
+ * instead, which says nothing about what was wrong).
+ */
 export const connectionComplexity = ({ args, childComplexity }: ComplexityEstimatorArgs): number => {
-  const first = typeof args.first === "number" && args.first >= 0 ? Math.min(args.first, MAX_PAGE) : DEFAULT_PAGE;
+  const first = pageSize(typeof args.first === "number" ? args.first : null);
   return 1 + childComplexity * Math.max(first, 1);
 };
 
