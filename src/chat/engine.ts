@@ -19,6 +19,7 @@ import { SUPPORTED_MODELS, isSupportedModel } from "../config/models.js";
 import { finishTurn, leaseThread, releaseLease, renewLease } from "../threads/store.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { AgentInfo } from "../agents/agent-info.js";
+import { keyRefusal } from "../keys/refusal.js";
 import { consumeRateLimit, enforceRateLimit, type RateLimitState } from "./rate-limit.js";
 import { checkToolResults, parseChatRequest } from "./request.js";
 import { openThreadWithHold } from "./store.js";
@@ -100,11 +101,11 @@ export async function loadAgent(runtime: Runtime, accountId: string, agentId: st
   return { id: agentId, accountId, instructions: row.instructions, defaultModel: row.default_model, allowedModels: row.allowed_models };
 }
 
-/** Why a hold was refused: the key was deleted meanwhile, or the balance is too low. */
-async function refusal(runtime: Runtime, keyId: string | undefined): Promise<AppError> {
+/** Why a hold was refused: the key was deleted or expired meanwhile, its spend limit, or the balance. */
+async function refusal(runtime: Runtime, keyId: string | undefined, hold: number): Promise<AppError> {
   if (keyId) {
-    const { rowCount } = await runtime.pool.query("select 1 from api_keys where id = $1", [keyId]);
-    if (!rowCount) return new AppError("invalid_api_key", "Invalid API key");
+    const refused = await keyRefusal(runtime.pool, keyId, hold);
+    if (refused) return refused;
   }
   return new AppError("insufficient_balance", "Insufficient balance: top up the account to continue");
 }
@@ -151,7 +152,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     } finally {
       if (!held) await releaseLease(pool, threadId).catch(() => {});
     }
-    if (!held) throw await refusal(runtime, input.keyId);
+    if (!held) throw await refusal(runtime, input.keyId, hold);
   } else {
     threadId = newId("thr");
     upstreamMessages = [...system, ...input.messages];
@@ -168,7 +169,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
       rateLimit: rl && { keyId: rl.keyId, limit: rl.limit },
     });
     if (rl && opened.rateLimit) enforceRateLimit(rl.limit, opened.rateLimit, opened.rateLimit.now, rl.onState);
-    if (!opened.ok) throw await refusal(runtime, input.keyId);
+    if (!opened.ok) throw await refusal(runtime, input.keyId, hold);
   }
 
   const progress = { text: "", toolCalls: [] as ToolCall[], emitted: false } as { text: string; toolCalls: ToolCall[]; emitted: boolean; promptTokens?: number; completionTokens?: number };
