@@ -107,6 +107,16 @@ const RELEASE_UNSETTLED = statement(
      select ${p("accountId")}, (select amount from h), 'hold_release', ${p("reference")}, now() from a`,
 );
 
+const SETTLE = statement("billing-settle-hold", (p) => `with ${releaseCte(p)} select exists (select 1 from held) as settled`);
+
+/**
+ * Settles a hold of its own (a fallback model's extra hold): credits back `release`, keeps the
+ * rest. Tokens stay on the turn's main settle row. No-op when already settled.
+ */
+export async function settleHold(pool: pg.Pool, accountId: string, release: number, reference: string, tags: CallTags): Promise<void> {
+  await pool.query(SETTLE.with({ accountId, release, reference, ...tags, inputTokens: 0, outputTokens: 0 }));
+}
+
 /** Hands back a hold whose call died with its process (nothing was produced or billed); false when already settled. */
 export async function releaseUnsettledHold(pool: pg.Pool, accountId: string, reference: string): Promise<boolean> {
   return ((await pool.query(RELEASE_UNSETTLED.with({ accountId, reference }))).rowCount ?? 0) > 0;

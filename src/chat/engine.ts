@@ -1,7 +1,7 @@
 import { AppError } from "../errors/app-error.js";
 import { newId, randomBase62 } from "../infra/ids.js";
 import { holdMicros, costMicros, priceFor } from "../billing/prices.js";
-import { chargeBeyondHold, placeHold, type CallTags } from "../billing/ledger.js";
+import { chargeBeyondHold, placeHold, settleHold, type CallTags } from "../billing/ledger.js";
 import {
   callModel,
   ClientAborted,
@@ -23,6 +23,7 @@ import { keyRefusal } from "../keys/refusal.js";
 import { consumeRateLimit, enforceRateLimit, type RateLimitState } from "./rate-limit.js";
 import { checkToolResults, parseChatRequest } from "./request.js";
 import { openThreadWithHold } from "./store.js";
+import { callWithFallbacks, fallbackChain } from "./fallback.js";
 
 /**
  * One chat turn, independent of HTTP: model choice, thread lease and history, hold, upstream
@@ -92,13 +93,13 @@ export function chooseModel(agent: AgentInfo, requested: string | null | undefin
 }
 
 export async function loadAgent(runtime: Runtime, accountId: string, agentId: string): Promise<AgentInfo> {
-  const { rows } = await runtime.pool.query<{ instructions: string; default_model: string; allowed_models: string[] | null }>(
-    "select instructions, default_model, allowed_models from agents where id = $1 and account_id = $2",
+  const { rows } = await runtime.pool.query<{ instructions: string; default_model: string; allowed_models: string[] | null; fallback_models: string[] | null }>(
+    "select instructions, default_model, allowed_models, fallback_models from agents where id = $1 and account_id = $2",
     [agentId, accountId],
   );
   const row = rows[0];
   if (!row) throw new AppError("not_found", `Agent ${agentId} not found`);
-  return { id: agentId, accountId, instructions: row.instructions, defaultModel: row.default_model, allowedModels: row.allowed_models };
+  return { id: agentId, accountId, instructions: row.instructions, defaultModel: row.default_model, allowedModels: row.allowed_models, fallbackModels: row.fallback_models };
 }
 
 /** Why a hold was refused: the key was deleted or expired meanwhile, its spend limit, or the balance. */
@@ -114,6 +115,8 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
   const { config, pool } = runtime;
   const { agent } = input;
   const model = chooseModel(agent, input.model);
+  // The model that answers: `model`, or a fallback when its upstream failed (fallback.ts).
+  let answering = model;
   const maxTokens = input.maxTokens ?? config.providers.defaultMaxOutputTokens;
   const price = priceFor(config, model);
   const id = input.id ?? `chatcmpl-${randomBase62(18)}`;
@@ -128,10 +131,10 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     threadId,
     triggerId: input.run?.triggerId ?? null,
     jobId: input.run?.jobId ?? null,
-    model,
+    model: answering,
   });
-  const holdFor = (messages: ChatMessage[]) =>
-    holdMicros(price, [...messages.map((m) => ({ content: messageText(m) })), { content: toolsText }], maxTokens, imageCount(messages) * IMAGE_HOLD_TOKENS);
+  const holdFor = (messages: ChatMessage[], p = price) =>
+    holdMicros(p, [...messages.map((m) => ({ content: messageText(m) })), { content: toolsText }], maxTokens, imageCount(messages) * IMAGE_HOLD_TOKENS);
 
   let threadId: string;
   let baseSeq = 0;
@@ -183,14 +186,42 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
   // renew it while the call runs (a crashed instance stops renewing and the lease expires).
   const renewal = setInterval(() => renewLease(pool, threadId, leaseMs).catch(() => {}), leaseMs / 2);
   renewal.unref();
+  // A dearer fallback model needs more held: extra holds, each with its own reference, settled with the turn.
+  const extraHolds: { reference: string; amount: number }[] = [];
+  let heldTotal = hold;
+  const settleExtras = async (cost: number) => {
+    let beyondMain = Math.max(0, cost - hold);
+    for (const e of extraHolds) {
+      const used = Math.min(beyondMain, e.amount);
+      beyondMain -= used;
+      await settleHold(pool, agent.accountId, e.amount - used, e.reference, tags(threadId));
+    }
+  };
   try {
-    hooks.onStart?.({ id, threadId, model });
-    const result = await callModel(
-      config,
-      runtime.metrics,
-      { ...input.options, model, messages: upstreamMessages, maxTokens },
-      { stream: hooks.stream ?? false, onDelta: hooks.onDelta, onToolCall: hooks.onToolCall, signal: hooks.signal, progress },
-    );
+    const called = await callWithFallbacks(runtime, {
+      chain: fallbackChain(agent, model),
+      progress,
+      turnId: id,
+      beforeFallback: async (next) => {
+        const needed = holdFor(upstreamMessages, priceFor(config, next));
+        if (needed <= heldTotal) return;
+        const reference = `${id}~${extraHolds.length + 1}`;
+        if (!(await placeHold(pool, agent.accountId, needed - heldTotal, reference, tags(threadId)))) throw await refusal(runtime, input.keyId, needed - heldTotal);
+        extraHolds.push({ reference, amount: needed - heldTotal });
+        heldTotal = needed;
+      },
+      call: (m) => {
+        answering = m;
+        hooks.onStart?.({ id, threadId, model: m });
+        return callModel(
+          config,
+          runtime.metrics,
+          { ...input.options, model: m, messages: upstreamMessages, maxTokens },
+          { stream: hooks.stream ?? false, onDelta: hooks.onDelta, onToolCall: hooks.onToolCall, signal: hooks.signal, progress },
+        );
+      },
+    });
+    const result = called.result;
     clearInterval(renewal);
     content = result.content;
     toolCalls = result.toolCalls;
@@ -201,6 +232,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     clearInterval(renewal);
     if (!(err instanceof ClientAborted) || (progress.text.length === 0 && progress.toolCalls.length === 0)) {
       // Nothing was produced: hand the whole hold back and free the thread; store nothing.
+      await settleExtras(0).catch((e) => runtime.log.error({ err: e, threadId }, "failed to release a fallback hold"));
       await finishTurn(pool, { threadId, accountId: agent.accountId, baseSeq, messages: [], release: hold, reference: id, tags: tags(threadId), inputTokens: 0, outputTokens: 0 }).catch((e) =>
         runtime.log.error({ err: e, threadId }, "failed to release a turn"),
       );
@@ -215,13 +247,12 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     completionTokens = Math.max(progress.completionTokens ?? 0, estimateTokens(produced));
   }
 
-  const cost = costMicros(price, promptTokens, completionTokens);
+  const cost = costMicros(priceFor(config, answering), promptTokens, completionTokens);
   let charged = cost;
   let release = hold - cost;
-  if (release < 0) {
-    charged = await chargeBeyondHold(pool, agent.accountId, hold, cost, id, tags(threadId));
-    release = 0;
-  }
+  await settleExtras(cost);
+  if (cost > heldTotal) charged = await chargeBeyondHold(pool, agent.accountId, heldTotal, cost, id, tags(threadId));
+  if (release < 0) release = 0;
   await finishTurn(pool, {
     threadId,
     accountId: agent.accountId,
@@ -236,7 +267,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
   return {
     id,
     threadId,
-    model,
+    model: answering,
     content,
     toolCalls,
     finishReason,
