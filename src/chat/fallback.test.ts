@@ -95,9 +95,11 @@ describe("fallback models and the circuit breaker", () => {
     }
     expect([...models]).toEqual([B]);
     expect(text).toBe("Hello from B");
+    const response = await client(key).responses.create({ model: A, input: "x" });
+    expect(response.model).toBe(B);
+    expect(response.output_text).toBe("Hello from B");
 
     // Three failed calls of A opened its breaker: the next turn does not call A at all.
-    await ask();
     await expect.poll(() => circuit(A)).toBe(1);
     const callsToA = fakeA.requests.length;
     expect((await ask()).model).toBe(B);

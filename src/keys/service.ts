@@ -17,7 +17,8 @@ export interface ApiKeyRow {
   last4: string;
   rateLimitPerMinute: number | null;
   expiresAt: Date | null;
-  spendLimitMicros: number | null;
+  /** Text: a bigint may exceed what a JS number holds exactly. */
+  spendLimitMicros: string | null;
   spendLimitPeriod: SpendLimitPeriod | null;
   /** Held or spent in the current period; null without a spend limit. */
   spentMicros: number | null;
@@ -26,7 +27,7 @@ export interface ApiKeyRow {
 }
 
 const COLUMNS = `id, agent_id as "agentId", name, prefix, last4, rate_limit_per_minute as "rateLimitPerMinute", expires_at as "expiresAt",
-  spend_limit_micros::float8 as "spendLimitMicros", spend_limit_period as "spendLimitPeriod", last_used_at as "lastUsedAt", created_at as "createdAt"`;
+  spend_limit_micros::text as "spendLimitMicros", spend_limit_period as "spendLimitPeriod", last_used_at as "lastUsedAt", created_at as "createdAt"`;
 const SELECT = `select ${COLUMNS} from api_keys`;
 
 function checkRateLimit(value: number | null | undefined): void {
@@ -50,13 +51,13 @@ function controlValues(c: KeyControls, creating = false) {
   if (c.expiresAt != null && (!(c.expiresAt instanceof Date) || Number.isNaN(c.expiresAt.getTime()) || c.expiresAt.getTime() <= Date.now())) {
     throw new AppError("validation_failed", "expiresAt must be a date and time in the future (ISO 8601), or null for a key that never expires", { param: "expiresAt" });
   }
-  let spendLimitMicros: number | null | undefined;
+  let spendLimitMicros: string | null | undefined;
   if (c.spendLimit != null) {
     const micros = parseUsd(c.spendLimit);
     if (micros === null || micros <= 0n) {
       throw new AppError("validation_failed", 'spendLimit must be a positive USD amount with at most 6 decimal places, e.g. "5" or "0.25", or null for no limit', { param: "spendLimit" });
     }
-    spendLimitMicros = Number(micros);
+    spendLimitMicros = micros.toString();
   } else if (c.spendLimit === null) spendLimitMicros = null;
   if (c.spendLimitPeriod != null && !SPEND_LIMIT_PERIODS.includes(c.spendLimitPeriod)) {
     throw new AppError("validation_failed", `spendLimitPeriod must be one of ${SPEND_LIMIT_PERIODS.join(", ")}`, { param: "spendLimitPeriod" });
@@ -122,7 +123,7 @@ export async function updateApiKey(runtime: Runtime, accountId: string, id: stri
     `update api_keys set rate_limit_per_minute = case when $3 then $4::int else rate_limit_per_minute end,
             expires_at = case when $5 then $6::timestamptz else expires_at end,
             spend_limit_micros = case when $7 then $8::bigint else spend_limit_micros end,
-            spend_limit_period = case when $9 then $10::text when $8::bigint is not null then coalesce(spend_limit_period, 'MONTH') else spend_limit_period end
+            spend_limit_period = case when $9 then coalesce($10::text, 'MONTH') when $8::bigint is not null then coalesce(spend_limit_period, 'MONTH') else spend_limit_period end
       where id = $1 and account_id = $2
      returning ${COLUMNS}`,
     [
