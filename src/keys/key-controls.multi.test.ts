@@ -99,6 +99,20 @@ describe("key controls across two API instances", () => {
     }
   });
 
+  it("starts each UTC day afresh for a DAY limit: yesterday's spend does not count today", async () => {
+    const { key, apiKey } = await createKey({ l: "0.0001", p: "DAY" });
+    // Yesterday (UTC) the key spent its whole limit.
+    await a.runtime.pool.query(`insert into api_key_spend (api_key_id, period_start, spent_micros) values ($1, date_trunc('day', now(), 'UTC') - interval '1 day', 100)`, [apiKey.id]);
+    expect((await keyRow(apiKey.id)).spent).toBe("0.000000");
+    expect((await chat(client(b, key, "bearer"))).model).toBe(MODEL);
+    expect((await keyRow(apiKey.id)).spent).toBe("0.000011");
+    // The same spend dated today is what refuses.
+    await a.runtime.pool.query(`update api_key_spend set spent_micros = 100 where api_key_id = $1 and period_start = date_trunc('day', now(), 'UTC')`, [apiKey.id]);
+    const refused = await chat(client(a, key, "bearer")).catch((e) => e);
+    expect(refused).toBeInstanceOf(OpenAI.APIError);
+    expect(refused.code).toBe("key_spend_limit_exceeded");
+  });
+
   it("never spends more than a key's limit under 200 concurrent calls on two instances; the rest get 402 key_spend_limit_exceeded; another key is unaffected", async () => {
     const limited = await createKey({ l: "0.0002", p: "DAY" });
     expect(limited.apiKey).toMatchObject({ spendLimit: "0.000200", spendLimitPeriod: "DAY", spent: "0.000000" });
