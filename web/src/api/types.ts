@@ -41,6 +41,7 @@ export interface Agent {
   instructions: string;
   defaultModel: string;
   allowedModels: string[] | null;
+  fallbackModels: string[];
   kind: "AUTOMATION" | "CHAT";
   script: string | null;
   createdAt: string;
