@@ -23,7 +23,7 @@ import { keyRefusal } from "../keys/refusal.js";
 import { consumeRateLimit, enforceRateLimit, type RateLimitState } from "./rate-limit.js";
 import { checkToolResults, parseChatRequest } from "./request.js";
 import { openThreadWithHold } from "./store.js";
-import { callWithFallbacks, fallbackChain } from "./fallback.js";
+import { callWithFallbacks, fallbackChain, type Attempt } from "./fallback.js";
 
 /**
  * One chat turn, independent of HTTP: model choice, thread lease and history, hold, upstream
@@ -79,6 +79,8 @@ export interface TurnResult {
   costMicros: number;
   /** True when the client went away mid-answer (the partial answer was saved and billed). */
   aborted: boolean;
+  /** Every model tried, in order; more than one when a fallback answered (chat/fallback.ts). */
+  attempts: Attempt[];
 }
 
 export function chooseModel(agent: AgentInfo, requested: string | null | undefined): string {
@@ -189,6 +191,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
   // A dearer fallback model needs more held: extra holds, each with its own reference, settled with the turn.
   const extraHolds: { reference: string; amount: number }[] = [];
   let heldTotal = hold;
+  let attempts: Attempt[] = [{ model }];
   const settleExtras = async (cost: number) => {
     let beyondMain = Math.max(0, cost - hold);
     for (const e of extraHolds) {
@@ -222,6 +225,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
       },
     });
     const result = called.result;
+    attempts = called.attempts;
     clearInterval(renewal);
     content = result.content;
     toolCalls = result.toolCalls;
@@ -274,6 +278,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
     costMicros: charged,
     aborted,
+    attempts,
   };
 }
 
@@ -301,10 +306,11 @@ export async function runChatTurn(
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
   costMicros: number;
   finishReason: string;
+  attempts: Attempt[];
 }> {
   // The same validation as the chat API (one set of rules for every caller).
   const parsed = parseChatRequest({ messages: req.messages, max_tokens: req.maxTokens, thread_id: req.threadId });
   const agent = await loadAgent(runtime, req.accountId, req.agentId);
   const r = await executeTurn(runtime, { agent, threadId: req.threadId, model: req.model, messages: parsed.messages, maxTokens: parsed.maxTokens, run: req.run }, hooks);
-  return { threadId: r.threadId, content: r.content, model: r.model, usage: r.usage, costMicros: r.costMicros, finishReason: r.finishReason };
+  return { threadId: r.threadId, content: r.content, model: r.model, usage: r.usage, costMicros: r.costMicros, finishReason: r.finishReason, attempts: r.attempts };
 }

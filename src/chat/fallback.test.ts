@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { createAccount, gql } from "../../test/helpers/graphql.js";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
+import { must, newAgent, newTrigger, postWebhook, waitForJob } from "../../test/helpers/ops.js";
 
 /**
  * Model fallbacks and the per-model circuit breaker (DESIGN §19), through the OpenAI SDK: with
@@ -39,6 +40,7 @@ describe("fallback models and the circuit breaker", () => {
     fakeA = await startFakeUpstream();
     fakeB = await startFakeUpstream();
     app = await startTestApp({
+      worker: true,
       env: {
         PROVIDER_A_BASE_URL: fakeA.url,
         PROVIDER_A_API_KEY: "ka",
@@ -115,6 +117,29 @@ describe("fallback models and the circuit breaker", () => {
     expect((await ask()).model).toBe(A);
     await ledgerMatches(accountId);
   });
+
+  it("an automation script's ctx.chat falls back the same way, and the run's audit records each attempt", async () => {
+    const script = `export default async function run(input, ctx) {
+      const r = await ctx.chat({ model: "provider_a/model-2.5-pro", messages: [{ role: "user", content: "hi" }], max_tokens: 10 });
+      return { model: r.model, content: r.content };
+    }`;
+    const agent = await newAgent(app.url, admin, { name: "script", script, fallbackModels: ["provider_b/model-haiku-4-5-20251001"] });
+    const trigger = await newTrigger(app.url, admin, agent);
+    fakeA.outage = 503;
+    try {
+      const jobId = (await postWebhook(app.url, trigger, { n: 1 })).body.job_id;
+      const job = await waitForJob(app.url, admin, jobId, 120_000);
+      expect(job.status).toBe("DONE");
+      expect(job.result).toEqual({ model: "provider_b/model-haiku-4-5-20251001", content: "Hello from B" });
+      const audit = (await must(app.url, admin, `query($id: ID!) { job(id: $id) { audit { toolsUsed { kind name status } } } }`, { id: jobId })).job.audit;
+      expect(audit.toolsUsed).toEqual([
+        { kind: "model", name: "provider_a/model-2.5-pro", status: "upstream_unavailable" },
+        { kind: "model", name: "provider_b/model-haiku-4-5-20251001", status: "ok" },
+      ]);
+    } finally {
+      fakeA.outage = undefined;
+    }
+  }, 150_000);
 
   it("refuses with 402 when the dearer fallback cannot be covered, and hands every hold back", async () => {
     const poor = await createAccount(app.url, app.operatorToken, "poor", "0.0001");
