@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import autocannon from "autocannon";
 import { commandLine, firstLine, loadNow, main, provenance, say, startProcess, writeSection } from "./lib/harness.js";
 import { startDurablePostgres } from "./lib/postgres.js";
-import { buildServer, commitOf, createTenant, GATEWAY_LOG_LEVEL, migrateWithDist, startDevLauncher, startServe } from "./lib/gateway.js";
+import { buildServer, commitOf, createTenant, GATEWAY_LOG_LEVEL, graphql, migrateWithDist, startDevLauncher, startServe } from "./lib/gateway.js";
 import { ensureLiteLlm, startLiteLlm, startPortkey } from "./lib/peers.js";
 import { runSlowStreams } from "./lib/slow-streams.js";
 
@@ -154,7 +154,7 @@ await main(async () => {
     ];
     const gatewayRows: { label: string; commit: string; pid: number }[] = [];
     for (const g of gatewaySpecs) {
-      if (![`gw-b:${g.label}`, `gw-b${TENANTS}:${g.label}`, `gw-b-tools:${g.label}`, `gw-oa:${g.label}`].some(want)) continue;
+      if (![`gw-b:${g.label}`, `gw-b${TENANTS}:${g.label}`, `gw-b-limited:${g.label}`, `gw-b-tools:${g.label}`, `gw-oa:${g.label}`].some(want)) continue;
       buildServer(g.root);
       const db = `gw_${g.label.replace(/\W/g, "_")}`;
       await pg.createDatabase(db);
@@ -178,6 +178,23 @@ await main(async () => {
           pid: gw.pid,
           headers: auth,
           rotateAuth: many.map((t) => `Bearer ${t.apiKey}`),
+          body: openAiBody(MODEL_B),
+        });
+      }
+      if (want(`gw-b-limited:${g.label}`)) {
+        // The same path with a key that expires (in a year) and has a spend limit it never reaches:
+        // what expiry checks and the per-key spend row in the hold statement cost (issue 20).
+        const limited = await graphql(gw.url, tenant.adminToken, `mutation($a: ID!, $e: DateTimeISO) { createApiKey(agentId: $a, name: "limited", rateLimitPerMinute: 1000000, expiresAt: $e, spendLimit: "100000", spendLimitPeriod: MONTH) { key } }`, {
+          a: tenant.agentId,
+          e: new Date(Date.now() + 365 * 86_400_000).toISOString(),
+        });
+        targets.push({
+          id: `gw-b-limited:${g.label}`,
+          name: `agent-gateway serve, provider_b path, key with expiry + spend limit${suffix}`,
+          wire: "anthropic",
+          url: `${gw.url}/api/v1/chat/completions`,
+          pid: gw.pid,
+          headers: { authorization: `Bearer ${limited.createApiKey.key}` },
           body: openAiBody(MODEL_B),
         });
       }
