@@ -4,6 +4,7 @@ import { holdMicros, costMicros, priceFor } from "../billing/prices.js";
 import { chargeBeyondHold, placeHold, settleHold, type CallTags } from "../billing/ledger.js";
 import {
   callModel,
+  checkModelOptions,
   ClientAborted,
   estimateTokens,
   imageCount,
@@ -202,7 +203,14 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
   };
   try {
     const called = await callWithFallbacks(runtime, {
-      chain: fallbackChain(agent, model),
+      chain: fallbackChain(agent, model, (m) => {
+        try {
+          checkModelOptions(config, m, input.options ?? {}, input.messages, () => "");
+          return true;
+        } catch {
+          return false;
+        }
+      }),
       progress,
       turnId: id,
       beforeFallback: async (next) => {

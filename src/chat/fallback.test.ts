@@ -106,6 +106,12 @@ describe("fallback models and the circuit breaker", () => {
     const callsToA = fakeA.requests.length;
     expect((await ask()).model).toBe(B);
     expect(fakeA.requests.length).toBe(callsToA);
+    // A request B would refuse (temperature above 1) does not fall back to it: A's failure, not B's 400.
+    const callsToB = fakeB.requests.length;
+    const hot = await client(key).chat.completions.create({ model: A, messages: [{ role: "user", content: "x" }], max_tokens: 10, temperature: 1.5 }).catch((e) => e);
+    expect(hot).toBeInstanceOf(OpenAI.APIError);
+    expect(hot.status).toBe(503);
+    expect(fakeB.requests.length).toBe(callsToB);
     const { rows } = await app.runtime.pool.query(`select count(*)::int as open from ledger_entries h where h.account_id = $1 and h.kind = 'hold'
         and not exists (select 1 from ledger_entries r where r.account_id = h.account_id and r.reference = h.reference and r.kind = 'hold_release')`, [accountId]);
     expect(rows[0].open).toBe(0);

@@ -11,9 +11,13 @@ import type { Runtime } from "../runtime/runtime.js";
  * and, when a fallback answers, a `model_fallbacks_total` count.
  */
 
-/** The chosen model, then the agent's fallbacks still supported and allowed, each once. */
-export function fallbackChain(agent: AgentInfo, model: string): string[] {
-  const rest = (agent.fallbackModels ?? []).filter((m) => m !== model && isSupportedModel(m) && (!agent.allowedModels || agent.allowedModels.includes(m)));
+/**
+ * The chosen model, then the agent's fallbacks still supported and allowed, each once, that take
+ * the request as it is (`accepts`: e.g. provider_b refuses a temperature above 1, so a request with
+ * one does not fall back to it: the client gets the chosen model's failure, not a 400 it never caused).
+ */
+export function fallbackChain(agent: AgentInfo, model: string, accepts: (model: string) => boolean = () => true): string[] {
+  const rest = (agent.fallbackModels ?? []).filter((m) => m !== model && isSupportedModel(m) && (!agent.allowedModels || agent.allowedModels.includes(m)) && accepts(m));
   return [model, ...new Set(rest)];
 }
 
