@@ -48,6 +48,36 @@ export function keySpendCtes(p: Param, condition: string): string {
 /** The hold's condition for the key's limit: no limit, or the spend row took the hold. */
 export const keySpendAllows = "(not exists (select 1 from key_limit) or exists (select 1 from key_spend))";
 
+/**
+ * Select-list item for a statement with `holdCte`: whether the key's spend row took the hold.
+ * The account row's UPDATE still checks the balance on the row version its snapshot sees (READ
+ * COMMITTED: a version that fails is not re-read), so it may refuse a hold the locked, newer
+ * balance would cover (a top-up or release committed a moment earlier); the spend row has taken
+ * it by then. Such a statement answers `key_held` without `ok`, and `undoKeyHold` gives it back.
+ */
+export const KEY_HELD_COLUMN = "exists (select 1 from key_spend) as key_held, exists (select 1 from hold_gate) as funded, exists (select 1 from key_limit) as key_limited";
+
+export interface HoldOutcome {
+  ok: boolean;
+  key_held: boolean;
+  funded: boolean;
+  key_limited: boolean;
+}
+
+/** What a refused hold's statement says about why: the key's limit (the balance covered it) or not. */
+export function keyLimitRefused(row: HoldOutcome): boolean {
+  return !row.ok && row.funded && row.key_limited && !row.key_held;
+}
+
+/** Gives back a hold the key's spend row took for a hold the balance then refused (see KEY_HELD_COLUMN). */
+export async function undoKeyHold(pool: pg.Pool, keyId: string, hold: number): Promise<void> {
+  await pool.query(
+    `update ${S.table} s set ${S.spentMicros} = greatest(0, s.${S.spentMicros} - $2) from ${K.table} k
+      where k.${K.id} = $1 and s.${S.apiKey} = k.${K.id} and s.${S.periodStart} = ${periodStartSql(`k.${K.spendLimitPeriod}`, "now()")}`,
+    [keyId, hold],
+  );
+}
+
 /** The key's row (`k`) and the instant its hold (the call's `reference` on `threadId`) was placed (`h.at`). */
 function holdPeriodFrom(p: Param): string {
   return `${K.table} k, (select ${L.createdAt} as at from ${L.table} where ${L.threadId} = ${p("threadId")} and ${L.reference} = ${p("reference")} and ${L.kind} = 'hold' limit 1) h`;
@@ -98,20 +128,6 @@ export async function keysSpentMicros(pool: pg.Pool, keyIds: string[]): Promise<
     [keyIds],
   );
   return new Map(rows.map((r) => [r.id, Number(r.spent)]));
-}
-
-/**
- * Whether the key's spend limit is what refused a hold: the key has a limit and the account's
- * balance covers the hold. (Deciding by the period row instead would race with the releases of
- * calls that finished since; the hold itself is exact, only this message is after the fact.)
- */
-export async function overKeySpendLimit(pool: pg.Pool, keyId: string, hold: number): Promise<boolean> {
-  const { rows } = await pool.query<{ over: boolean }>(
-    `select a.${A.balanceMicros} >= $2 as over from ${K.table} k join ${A.table} a on a.${A.id} = k.${K.account}
-      where k.${K.id} = $1 and k.${K.spendLimitMicros} is not null`,
-    [keyId, hold],
-  );
-  return rows[0]?.over === true;
 }
 
 /**

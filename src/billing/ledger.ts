@@ -3,7 +3,9 @@ import { withTransaction } from "../db/tx.js";
 import { sqlNames } from "../db/names.js";
 import { Account, ApiKey, LedgerEntry } from "../db/schema.js";
 import { ASYNC_COMMIT_CTE, statement, type Param } from "../db/statement.js";
-import { keyChargeCte, keyRoomMicros, keyReleaseCte, keySpendAllows, keySpendCtes } from "./key-spend.js";
+import { KEY_HELD_COLUMN, keyChargeCte, keyLimitRefused, keyRoomMicros, keyReleaseCte, keySpendAllows, keySpendCtes, undoKeyHold, type HoldOutcome } from "./key-spend.js";
+
+export { KEY_HELD_COLUMN, keyLimitRefused, undoKeyHold, type HoldOutcome } from "./key-spend.js";
 
 /**
  * Hold-and-settle (DESIGN §5), the only SQL that moves an account's balance during a call. The
@@ -86,7 +88,7 @@ export function releaseCte(p: Param): string {
           ${keyReleaseCte(p, `${p("release")}::bigint`, "exists (select 1 from hold_release)")}`;
 }
 
-const PLACE_HOLD = statement("billing-place-hold", (p) => `with ${ASYNC_COMMIT_CTE}, ${holdCte(p)} select exists (select 1 from hold) as ok, (select async_commit from async_commit)`);
+const PLACE_HOLD = statement("billing-place-hold", (p) => `with ${ASYNC_COMMIT_CTE}, ${holdCte(p)} select exists (select 1 from hold) as ok, ${KEY_HELD_COLUMN}, (select async_commit from async_commit)`);
 const CHARGE = statement(
   "billing-charge-extra",
   (p) => `with ${heldCte(p)},
@@ -122,10 +124,15 @@ export async function releaseUnsettledHold(pool: pg.Pool, accountId: string, ref
   return ((await pool.query(RELEASE_UNSETTLED.with({ accountId, reference }))).rowCount ?? 0) > 0;
 }
 
-/** Reserves `hold` if the balance covers it (and `keyId`, when given, still exists); false when it did not. */
-export async function placeHold(pool: pg.Pool, accountId: string, hold: number, reference: string, tags: CallTags): Promise<boolean> {
-  const { rows } = await pool.query<{ ok: boolean }>(PLACE_HOLD.with({ accountId, hold, reference, ...tags }));
-  return rows[0]!.ok;
+/**
+ * Reserves `hold` if the balance covers it (and `keyId`, when given, still exists, has not expired
+ * and has room under its spend limit). `keyLimited`: refused for the key's spend limit alone.
+ */
+export async function placeHold(pool: pg.Pool, accountId: string, hold: number, reference: string, tags: CallTags): Promise<{ ok: boolean; keyLimited: boolean }> {
+  const { rows } = await pool.query<HoldOutcome>(PLACE_HOLD.with({ accountId, hold, reference, ...tags }));
+  const row = rows[0]!;
+  if (!row.ok && row.key_held && tags.keyId) await undoKeyHold(pool, tags.keyId, hold);
+  return { ok: row.ok, keyLimited: keyLimitRefused(row) };
 }
 
 /**

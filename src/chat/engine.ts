@@ -20,7 +20,7 @@ import { SUPPORTED_MODELS, isSupportedModel } from "../config/models.js";
 import { finishTurn, leaseThread, releaseLease, renewLease } from "../threads/store.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { AgentInfo } from "../agents/agent-info.js";
-import { keyRefusal } from "../keys/refusal.js";
+import { keyRefusal, keySpendLimitExceeded } from "../keys/refusal.js";
 import { consumeRateLimit, enforceRateLimit, type RateLimitState } from "./rate-limit.js";
 import { checkToolResults, parseChatRequest } from "./request.js";
 import { openThreadWithHold } from "./store.js";
@@ -105,10 +105,11 @@ export async function loadAgent(runtime: Runtime, accountId: string, agentId: st
   return { id: agentId, accountId, instructions: row.instructions, defaultModel: row.default_model, allowedModels: row.allowed_models, fallbackModels: row.fallback_models };
 }
 
-/** Why a hold was refused: the key was deleted or expired meanwhile, its spend limit, or the balance. */
-async function refusal(runtime: Runtime, keyId: string | undefined, hold: number): Promise<AppError> {
+/** Why a hold was refused: the key's spend limit (`keyLimited`, from the hold statement), the key deleted or expired meanwhile, or the balance. */
+async function refusal(runtime: Runtime, keyId: string | undefined, keyLimited: boolean): Promise<AppError> {
+  if (keyLimited) return keySpendLimitExceeded();
   if (keyId) {
-    const refused = await keyRefusal(runtime.pool, keyId, hold);
+    const refused = await keyRefusal(runtime.pool, keyId);
     if (refused) return refused;
   }
   return new AppError("insufficient_balance", "Insufficient balance: top up the account to continue");
@@ -151,14 +152,15 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     upstreamMessages = [...system, ...leased.history, ...input.messages];
     hold = holdFor(upstreamMessages);
     let held = false;
+    let keyLimited = false;
     try {
       // Tool results that continue the thread answer the calls stored in it.
       checkToolResults([...leased.history, ...input.messages], leased.history.length, input.toolResultParam ?? ((i) => `messages[${i}].tool_call_id`));
-      held = await placeHold(pool, agent.accountId, hold, id, tags(threadId));
+      ({ ok: held, keyLimited } = await placeHold(pool, agent.accountId, hold, id, tags(threadId)));
     } finally {
       if (!held) await releaseLease(pool, threadId).catch(() => {});
     }
-    if (!held) throw await refusal(runtime, input.keyId, hold);
+    if (!held) throw await refusal(runtime, input.keyId, keyLimited);
   } else {
     threadId = newId("thr");
     upstreamMessages = [...system, ...input.messages];
@@ -175,7 +177,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
       rateLimit: rl && { keyId: rl.keyId, limit: rl.limit },
     });
     if (rl && opened.rateLimit) enforceRateLimit(rl.limit, opened.rateLimit, opened.rateLimit.now, rl.onState);
-    if (!opened.ok) throw await refusal(runtime, input.keyId, hold);
+    if (!opened.ok) throw await refusal(runtime, input.keyId, opened.keyLimited);
   }
 
   const progress = { text: "", toolCalls: [] as ToolCall[], emitted: false } as { text: string; toolCalls: ToolCall[]; emitted: boolean; promptTokens?: number; completionTokens?: number };
@@ -217,7 +219,8 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
         const needed = holdFor(upstreamMessages, priceFor(config, next));
         if (needed <= heldTotal) return;
         const reference = `${id}~${extraHolds.length + 1}`;
-        if (!(await placeHold(pool, agent.accountId, needed - heldTotal, reference, tags(threadId)))) throw await refusal(runtime, input.keyId, needed - heldTotal);
+        const extra = await placeHold(pool, agent.accountId, needed - heldTotal, reference, tags(threadId));
+        if (!extra.ok) throw await refusal(runtime, input.keyId, extra.keyLimited);
         extraHolds.push({ reference, amount: needed - heldTotal });
         heldTotal = needed;
       },

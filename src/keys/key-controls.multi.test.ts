@@ -99,6 +99,23 @@ describe("key controls across two API instances", () => {
     }
   });
 
+  it("counts only holds the balance took: with the balance binding under 200 concurrent calls on two instances, spent equals the answered calls", async () => {
+    // The account covers about 20 worst-case holds; the key's limit is far above that.
+    const poor = await createAccount(a.url, a.operatorToken, "poor-limited", "0.00074");
+    const agent = (await gql(a.url, poor.adminToken, `mutation { createAgent(input: { name: "p", instructions: "You are Ada." }) { id } }`)).data!.createAgent.id;
+    const created = await gql(a.url, poor.adminToken, `mutation($a: ID!) { createApiKey(agentId: $a, name: "k", rateLimitPerMinute: 100000, spendLimit: "10", spendLimitPeriod: TOTAL) { key apiKey { id } } }`, { a: agent });
+    const { key, apiKey } = created.data!.createApiKey;
+    const clients = [client(a, key, "bearer"), client(b, key, "x-api-key")];
+    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => chat(clients[i % 2]!).catch((e) => e)));
+    const ok = results.filter((r) => r?.object === "chat.completion").length;
+    const refused = results.filter((r) => r instanceof OpenAI.APIError && r.status === 402);
+    expect(ok + refused.length).toBe(200);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const e of refused) expect((e as any).code).toBe("insufficient_balance");
+    const { rows } = await a.runtime.pool.query(`select spent_micros from api_key_spend where api_key_id = $1`, [apiKey.id]);
+    expect(Number(rows[0].spent_micros)).toBe(ok * 11);
+  });
+
   it("starts each UTC day afresh for a DAY limit: yesterday's spend does not count today", async () => {
     const { key, apiKey } = await createKey({ l: "0.0001", p: "DAY" });
     // Yesterday (UTC) the key spent its whole limit.
