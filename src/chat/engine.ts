@@ -1,10 +1,9 @@
 import { AppError } from "../errors/app-error.js";
 import { newId, randomBase62 } from "../infra/ids.js";
 import { holdMicros, costMicros, priceFor } from "../billing/prices.js";
-import { chargeBeyondHold, placeHold, settleHold, type CallTags } from "../billing/ledger.js";
+import { chargeBeyondHold, placeHold, type CallTags } from "../billing/ledger.js";
 import {
   callModel,
-  checkModelOptions,
   ClientAborted,
   estimateTokens,
   imageCount,
@@ -24,7 +23,7 @@ import { keyRefusal, keySpendLimitExceeded } from "../keys/refusal.js";
 import { consumeRateLimit, enforceRateLimit, type RateLimitState } from "./rate-limit.js";
 import { checkToolResults, parseChatRequest } from "./request.js";
 import { openThreadWithHold } from "./store.js";
-import { callWithFallbacks, fallbackChain, type Attempt } from "./fallback.js";
+import { callWithFallbacks, ExtraHolds, fallbackChainFor, type Attempt } from "./fallback.js";
 
 /**
  * One chat turn, independent of HTTP: model choice, thread lease and history, hold, upstream
@@ -191,38 +190,17 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
   // renew it while the call runs (a crashed instance stops renewing and the lease expires).
   const renewal = setInterval(() => renewLease(pool, threadId, leaseMs).catch(() => {}), leaseMs / 2);
   renewal.unref();
-  // A dearer fallback model needs more held: extra holds, each with its own reference, settled with the turn.
-  const extraHolds: { reference: string; amount: number }[] = [];
-  let heldTotal = hold;
+  // A dearer fallback model needs more held (chat/fallback.ts).
+  const extraHolds = new ExtraHolds(pool, agent.accountId, hold, id, () => tags(threadId));
   let attempts: Attempt[] = [{ model }];
-  const settleExtras = async (cost: number) => {
-    let beyondMain = Math.max(0, cost - hold);
-    for (const e of extraHolds) {
-      const used = Math.min(beyondMain, e.amount);
-      beyondMain -= used;
-      await settleHold(pool, agent.accountId, e.amount - used, e.reference, tags(threadId));
-    }
-  };
   try {
     const called = await callWithFallbacks(runtime, {
-      chain: fallbackChain(agent, model, (m) => {
-        try {
-          checkModelOptions(config, m, input.options ?? {}, input.messages, () => "");
-          return true;
-        } catch {
-          return false;
-        }
-      }),
+      chain: fallbackChainFor(config, agent, model, input.options ?? {}, input.messages),
       progress,
       turnId: id,
       beforeFallback: async (next) => {
-        const needed = holdFor(upstreamMessages, priceFor(config, next));
-        if (needed <= heldTotal) return;
-        const reference = `${id}~${extraHolds.length + 1}`;
-        const extra = await placeHold(pool, agent.accountId, needed - heldTotal, reference, tags(threadId));
-        if (!extra.ok) throw await refusal(runtime, input.keyId, extra.keyLimited);
-        extraHolds.push({ reference, amount: needed - heldTotal });
-        heldTotal = needed;
+        const refused = await extraHolds.cover(holdFor(upstreamMessages, priceFor(config, next)));
+        if (refused) throw await refusal(runtime, input.keyId, refused.keyLimited);
       },
       call: (m) => {
         answering = m;
@@ -247,7 +225,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     clearInterval(renewal);
     if (!(err instanceof ClientAborted) || (progress.text.length === 0 && progress.toolCalls.length === 0)) {
       // Nothing was produced: hand the whole hold back and free the thread; store nothing.
-      await settleExtras(0).catch((e) => runtime.log.error({ err: e, threadId }, "failed to release a fallback hold"));
+      await extraHolds.settle(0).catch((e) => runtime.log.error({ err: e, threadId }, "failed to release a fallback hold"));
       await finishTurn(pool, { threadId, accountId: agent.accountId, baseSeq, messages: [], release: hold, reference: id, tags: tags(threadId), inputTokens: 0, outputTokens: 0 }).catch((e) =>
         runtime.log.error({ err: e, threadId }, "failed to release a turn"),
       );
@@ -265,8 +243,8 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
   const cost = costMicros(priceFor(config, answering), promptTokens, completionTokens);
   let charged = cost;
   let release = hold - cost;
-  await settleExtras(cost);
-  if (cost > heldTotal) charged = await chargeBeyondHold(pool, agent.accountId, heldTotal, cost, id, tags(threadId));
+  await extraHolds.settle(cost);
+  if (cost > extraHolds.total) charged = await chargeBeyondHold(pool, agent.accountId, extraHolds.total, cost, id, tags(threadId));
   if (release < 0) release = 0;
   await finishTurn(pool, {
     threadId,

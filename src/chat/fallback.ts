@@ -1,7 +1,10 @@
+import type pg from "pg";
 import { trace } from "@opentelemetry/api";
 import { isSupportedModel } from "../config/models.js";
+import type { Config } from "../config/config.js";
 import type { AgentInfo } from "../agents/agent-info.js";
-import { isUpstreamFailure, type ModelResult, type Progress } from "../providers/index.js";
+import { placeHold, settleHold, type CallTags } from "../billing/ledger.js";
+import { checkModelOptions, isUpstreamFailure, type ChatMessage, type ModelOptions, type ModelResult, type Progress } from "../providers/index.js";
 import type { Runtime } from "../runtime/runtime.js";
 
 /**
@@ -19,6 +22,61 @@ import type { Runtime } from "../runtime/runtime.js";
 export function fallbackChain(agent: AgentInfo, model: string, accepts: (model: string) => boolean = () => true): string[] {
   const rest = (agent.fallbackModels ?? []).filter((m) => m !== model && isSupportedModel(m) && (!agent.allowedModels || agent.allowedModels.includes(m)) && accepts(m));
   return [model, ...new Set(rest)];
+}
+
+/** The chain for a request: fallbacks that would refuse its options or images (checkModelOptions) are left out. */
+export function fallbackChainFor(config: Config, agent: AgentInfo, model: string, options: ModelOptions, messages: ChatMessage[]): string[] {
+  return fallbackChain(agent, model, (m) => {
+    try {
+      checkModelOptions(config, m, options, messages, () => "");
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * The extra holds of a turn whose fallback model is dearer than the held worst case: each tops
+ * the turn's hold up to what the next model needs, under its own ledger reference (`<id>~n`), and
+ * all are settled with the turn: what the answer cost beyond the main hold is kept, the rest
+ * handed back.
+ */
+export class ExtraHolds {
+  private readonly holds: { reference: string; amount: number }[] = [];
+  /** The main hold plus every extra hold. */
+  total: number;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly accountId: string,
+    private readonly mainHold: number,
+    private readonly turnId: string,
+    private readonly tags: () => CallTags,
+  ) {
+    this.total = mainHold;
+  }
+
+  /** Holds what `needed` adds to the total; undefined when done, else why it was refused. */
+  async cover(needed: number): Promise<{ keyLimited: boolean } | undefined> {
+    if (needed <= this.total) return undefined;
+    const reference = `${this.turnId}~${this.holds.length + 1}`;
+    const placed = await placeHold(this.pool, this.accountId, needed - this.total, reference, this.tags());
+    if (!placed.ok) return { keyLimited: placed.keyLimited };
+    this.holds.push({ reference, amount: needed - this.total });
+    this.total = needed;
+    return undefined;
+  }
+
+  /** Settles every extra hold for a turn that cost `cost` in all (0: nothing produced). */
+  async settle(cost: number): Promise<void> {
+    let beyondMain = Math.max(0, cost - this.mainHold);
+    for (const h of this.holds) {
+      const used = Math.min(beyondMain, h.amount);
+      beyondMain -= used;
+      await settleHold(this.pool, this.accountId, h.amount - used, h.reference, this.tags());
+    }
+  }
 }
 
 export interface Attempt {
