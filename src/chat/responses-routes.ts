@@ -20,7 +20,9 @@ export function responsesRouter(runtime: Runtime, admit: Admission, keys: KeyAut
   const router = express.Router();
 
   router.get("/api/v1/responses/:id", async (req, res) => {
-    const principal = await keys.authenticate(req.get("authorization"), req.get("x-api-key"));
+    // No hold re-checks the key on this route: look it up fresh, so a key deleted or expired a
+    // moment ago (its NOTIFY still on the way) fails here too.
+    const principal = await keys.authenticate(req.get("authorization"), req.get("x-api-key"), { fresh: true });
     const stored = await loadResponse(runtime.pool, String(req.params.id), principal.agent.accountId, principal.agent.id);
     res.json(stored.body);
   });

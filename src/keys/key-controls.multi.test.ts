@@ -85,6 +85,20 @@ describe("key controls across two API instances", () => {
     for (const app of [a, b]) expect((await chat(client(app, key, "bearer"))).model).toBe(MODEL);
   });
 
+  it("refuses a key expired behind the caches' back (no NOTIFY) on the very next request of every route", async () => {
+    const { key, apiKey } = await createKey();
+    const stored: any = await client(b, key, "bearer").responses.create({ model: MODEL, input: "hi" });
+    expect((await chat(client(b, key, "x-api-key"))).model).toBe(MODEL); // B's cache holds the key, no expiry
+    // Only the row changes: no instance hears of it, so only the use-time checks can catch it.
+    await a.runtime.pool.query(`update api_keys set expires_at = now() - interval '1 second' where id = $1`, [apiKey.id]);
+    const c = client(b, key, "bearer");
+    const attempts = [chat(c), c.models.list(), c.responses.create({ model: MODEL, input: "hi" }), c.responses.retrieve(stored.id)];
+    for (const e of await Promise.all(attempts.map((p) => (p as Promise<unknown>).catch((err) => err)))) {
+      expect(e).toBeInstanceOf(OpenAI.AuthenticationError);
+      expect((e as any).message).toMatch(/expired/);
+    }
+  });
+
   it("refuses a past or unparsable expiry and a bad limit with BAD_USER_INPUT naming the field", async () => {
     const past = await gql(a.url, admin, `mutation($a: ID!) { createApiKey(agentId: $a, name: "k", expiresAt: "2001-01-01T00:00:00.000Z") { key } }`, { a: agentId });
     expect(past.errors![0]!.extensions!.code).toBe("BAD_USER_INPUT");
