@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import autocannon from "autocannon";
 import { commandLine, firstLine, loadNow, main, provenance, say, startProcess, writeSection } from "./lib/harness.js";
 import { startDurablePostgres } from "./lib/postgres.js";
-import { buildServer, commitOf, createTenant, GATEWAY_LOG_LEVEL, migrateWithDist, startDevLauncher, startServe } from "./lib/gateway.js";
+import { buildServer, commitOf, createTenant, GATEWAY_LOG_LEVEL, graphql, migrateWithDist, startDevLauncher, startServe } from "./lib/gateway.js";
 import { ensureLiteLlm, startLiteLlm, startPortkey } from "./lib/peers.js";
 import { runSlowStreams } from "./lib/slow-streams.js";
 
@@ -43,6 +43,7 @@ const STREAMS = Number(process.env.BENCH_STREAMS ?? 1000);
 const TENANTS = Number(process.env.BENCH_TENANTS ?? 50);
 const MODEL_B = "provider_b/model-sonnet-4-6";
 const MODEL_OA = "provider_a/model-2.5-flash"; // routed to the mock as an OpenAI-compatible upstream
+const MODEL_DOWN = "provider_a/model-2.0-flash"; // routed to a closed port: the gw-fallback row's failing model
 const PROMPT = "Say hello in five words.";
 
 type Wire = "openai" | "anthropic";
@@ -144,7 +145,7 @@ await main(async () => {
       PROVIDER_A_BASE_URL: mockOrigin,
       PROVIDER_B_API_KEY: "sk-mock",
       PROVIDER_B_BASE_URL: mockOrigin,
-      OPENAI_COMPATIBLE_ROUTES: JSON.stringify({ [MODEL_OA]: { baseUrl: `${mockOrigin}/v1`, model: "mock" } }),
+      OPENAI_COMPATIBLE_ROUTES: JSON.stringify({ [MODEL_OA]: { baseUrl: `${mockOrigin}/v1`, model: "mock" }, [MODEL_DOWN]: { baseUrl: "http://127.0.0.1:9/v1", model: "down" } }),
       ...(process.env.BENCH_POOL_SIZE ? { DATABASE_POOL_SIZE: process.env.BENCH_POOL_SIZE } : {}),
     };
 
@@ -154,7 +155,7 @@ await main(async () => {
     ];
     const gatewayRows: { label: string; commit: string; pid: number }[] = [];
     for (const g of gatewaySpecs) {
-      if (![`gw-b:${g.label}`, `gw-b${TENANTS}:${g.label}`, `gw-b-tools:${g.label}`, `gw-oa:${g.label}`].some(want)) continue;
+      if (![`gw-b:${g.label}`, `gw-b${TENANTS}:${g.label}`, `gw-b-limited:${g.label}`, `gw-fallback:${g.label}`, `gw-b-tools:${g.label}`, `gw-oa:${g.label}`].some(want)) continue;
       buildServer(g.root);
       const db = `gw_${g.label.replace(/\W/g, "_")}`;
       await pg.createDatabase(db);
@@ -179,6 +180,38 @@ await main(async () => {
           headers: auth,
           rotateAuth: many.map((t) => `Bearer ${t.apiKey}`),
           body: openAiBody(MODEL_B),
+        });
+      }
+      if (want(`gw-b-limited:${g.label}`)) {
+        // The same path with a key that expires (in a year) and has a spend limit it never reaches:
+        // what expiry checks and the per-key spend row in the hold statement cost (issue 20).
+        const limited = await graphql(gw.url, tenant.adminToken, `mutation($a: ID!, $e: DateTimeISO) { createApiKey(agentId: $a, name: "limited", rateLimitPerMinute: 1000000, expiresAt: $e, spendLimit: "100000", spendLimitPeriod: MONTH) { key } }`, {
+          a: tenant.agentId,
+          e: new Date(Date.now() + 365 * 86_400_000).toISOString(),
+        });
+        targets.push({
+          id: `gw-b-limited:${g.label}`,
+          name: `agent-gateway serve, provider_b path, key with expiry + spend limit${suffix}`,
+          wire: "anthropic",
+          url: `${gw.url}/api/v1/chat/completions`,
+          pid: gw.pid,
+          headers: { authorization: `Bearer ${limited.createApiKey.key}` },
+          body: openAiBody(MODEL_B),
+        });
+      }
+      if (want(`gw-fallback:${g.label}`)) {
+        // An agent whose model's upstream is down (connection refused), with the provider_b model
+        // as its fallback: once the model's circuit breaker is open, what a fallback costs over gw-b.
+        const down = await createTenant(gw.url, { model: MODEL_DOWN });
+        await graphql(gw.url, down.adminToken, `mutation($id: ID!, $f: [String!]) { updateAgent(id: $id, input: { fallbackModels: $f }) { id } }`, { id: down.agentId, f: [MODEL_B] });
+        targets.push({
+          id: `gw-fallback:${g.label}`,
+          name: `agent-gateway serve, model down → provider_b fallback (breaker open)${suffix}`,
+          wire: "anthropic",
+          url: `${gw.url}/api/v1/chat/completions`,
+          pid: gw.pid,
+          headers: { authorization: `Bearer ${down.apiKey}` },
+          body: openAiBody(MODEL_DOWN),
         });
       }
       if (want(`gw-b-tools:${g.label}`))

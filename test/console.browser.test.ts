@@ -198,6 +198,21 @@ describe("web console in Chromium", () => {
     await page.getByRole("tab", { name: "Node.js (openai)" }).click();
     expect(await page.locator("[data-testid=example-node]").innerText()).toContain(`baseURL: "${app.url}/api/v1", apiKey: "${key2}"`);
     await shot("05-agent-keys-examples");
+
+    // Key controls: the laptop key gets an expiry in 30 days and a spend limit of $5 a day.
+    await page.getByRole("button", { name: "Edit limits of key laptop" }).click();
+    const limits = page.getByRole("dialog", { name: "Limits of key laptop" });
+    await limits.getByLabel("Expires").selectOption("30");
+    await limits.getByLabel(/Spend limit/).fill("5");
+    await limits.getByLabel("Per").selectOption("DAY");
+    await limits.getByRole("button", { name: "Save limits" }).click();
+    await limits.waitFor({ state: "hidden" });
+    const laptopRow = page.locator("#keys tr", { hasText: "laptop" });
+    await laptopRow.getByText("of $5 / day").waitFor();
+    expect(await laptopRow.innerText()).toMatch(/expires/);
+    const laptopKey = (await gql(app.url, admin, `{ agents { apiKeys { name expiresAt spendLimit spendLimitPeriod spent } } }`)).data!.agents.flatMap((a: any) => a.apiKeys).find((k: any) => k.name === "laptop");
+    expect(laptopKey).toMatchObject({ spendLimit: "5.000000", spendLimitPeriod: "DAY", spent: "0.000000" });
+    expect(new Date(laptopKey.expiresAt).getTime() - Date.now()).toBeGreaterThan(29 * 86_400_000);
     await page.getByRole("button", { name: "Forget this key" }).click();
     expect(await page.locator("[data-testid=example-node]").innerText()).toContain("a2a_YOUR_KEY");
     expect(await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith("agw.")).length)).toBe(0);

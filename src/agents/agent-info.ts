@@ -5,4 +5,6 @@ export interface AgentInfo {
   instructions: string;
   defaultModel: string;
   allowedModels: string[] | null;
+  /** Tried in order when the chosen model's upstream fails before answering (DESIGN §19). */
+  fallbackModels: string[] | null;
 }

@@ -11,6 +11,7 @@ export interface AgentFields {
   instructions?: string | null;
   defaultModel?: string | null;
   allowedModels?: string[] | null;
+  fallbackModels?: string[] | null;
   script?: string | null;
   cpuTimeLimitMs?: number | null;
   wallTimeLimitMs?: number | null;
@@ -47,6 +48,14 @@ function validate(fields: AgentFields, current?: IAgent): void {
   if (allowed && !allowed.includes(defaultModel)) {
     throw new AppError("validation_failed", `defaultModel "${defaultModel}" must be one of allowedModels`, { param: "defaultModel" });
   }
+  const fallbacks = fields.fallbackModels !== undefined ? fields.fallbackModels : current?.fallbackModels;
+  if (fallbacks) {
+    if (fallbacks.length > SUPPORTED_MODELS.length) throw new AppError("validation_failed", `fallbackModels: at most ${SUPPORTED_MODELS.length} models`, { param: "fallbackModels" });
+    if (new Set(fallbacks).size !== fallbacks.length) throw new AppError("validation_failed", "fallbackModels: each model at most once", { param: "fallbackModels" });
+    fallbacks.forEach((m) => checkModel(m, "fallbackModels"));
+    const outside = allowed && fallbacks.find((m) => !allowed.includes(m));
+    if (outside) throw new AppError("validation_failed", `fallbackModels: "${outside}" is not one of allowedModels`, { param: "fallbackModels" });
+  }
 }
 
 export async function listAgents(em: EntityManager, accountId: string): Promise<IAgent[]> {
@@ -74,6 +83,7 @@ export async function createAgent(em: EntityManager, accountId: string, fields: 
     instructions: fields.instructions ?? "",
     defaultModel: fields.defaultModel ?? DEFAULT_MODEL,
     allowedModels: fields.allowedModels ?? null,
+    fallbackModels: fields.fallbackModels?.length ? fields.fallbackModels : null,
     script: fields.script?.trim() ? fields.script : null,
     cpuTimeLimitMs: fields.cpuTimeLimitMs ?? null,
     wallTimeLimitMs: fields.wallTimeLimitMs ?? null,
@@ -90,6 +100,7 @@ export async function updateAgent(em: EntityManager, accountId: string, id: stri
   if (fields.instructions !== undefined) agent.instructions = fields.instructions ?? "";
   if (fields.defaultModel != null) agent.defaultModel = fields.defaultModel;
   if (fields.allowedModels !== undefined) agent.allowedModels = fields.allowedModels;
+  if (fields.fallbackModels !== undefined) agent.fallbackModels = fields.fallbackModels?.length ? fields.fallbackModels : null;
   if (fields.script !== undefined) agent.script = fields.script?.trim() ? fields.script : null;
   if (fields.cpuTimeLimitMs !== undefined) agent.cpuTimeLimitMs = fields.cpuTimeLimitMs;
   if (fields.wallTimeLimitMs !== undefined) agent.wallTimeLimitMs = fields.wallTimeLimitMs;

@@ -16,6 +16,8 @@ export class AgentType {
   @Field(() => String) defaultModel!: string;
   @Field(() => [String], { nullable: true, description: "Models keys of this agent may use; null means all supported" })
   allowedModels!: string[] | null;
+  @Field(() => [String], { description: "Tried in order when the chosen model's upstream fails before answering (after its retries); empty: none" })
+  fallbackModels!: string[];
   @Field(() => AgentKind) kind!: AgentKind;
   @weighs((c) => c.sandbox.maxScriptBytes)
   @Field(() => String, { nullable: true, description: "JavaScript: export default async function run(input, ctx)" })
@@ -35,6 +37,7 @@ export class AgentType {
       instructions: agent.instructions,
       defaultModel: agent.defaultModel,
       allowedModels: agent.allowedModels ?? null,
+      fallbackModels: agent.fallbackModels ?? [],
       kind: agent.script ? AgentKind.AUTOMATION : AgentKind.CHAT,
       script: agent.script ?? null,
       egressAllow: agent.egressAllow ?? [],
@@ -60,6 +63,7 @@ export class CreateAgentInput extends AgentRunLimitsInput {
   @Field(() => String, { nullable: true, description: "Defaults to provider_a/model-2.5-flash" }) defaultModel?: string | null;
   @Field(() => String, { nullable: true }) script?: string | null;
   @Field(() => [String], { nullable: true }) allowedModels?: string[] | null;
+  @Field(() => [String], { nullable: true, description: "Models tried in order when the chosen one's upstream fails before answering" }) fallbackModels?: string[] | null;
 }
 
 @InputType("UpdateAgentInput", { description: "Omitted fields stay as they are; null clears script and allowedModels" })
@@ -69,4 +73,5 @@ export class UpdateAgentInput extends AgentRunLimitsInput {
   @Field(() => String, { nullable: true }) defaultModel?: string | null;
   @Field(() => String, { nullable: true }) script?: string | null;
   @Field(() => [String], { nullable: true }) allowedModels?: string[] | null;
+  @Field(() => [String], { nullable: true, description: "null or [] clears" }) fallbackModels?: string[] | null;
 }

@@ -3,6 +3,9 @@ import { withTransaction } from "../db/tx.js";
 import { sqlNames } from "../db/names.js";
 import { Account, ApiKey, LedgerEntry } from "../db/schema.js";
 import { ASYNC_COMMIT_CTE, statement, type Param } from "../db/statement.js";
+import { KEY_HELD_COLUMN, keyChargeCte, keyLimitRefused, keyRoomMicros, keyReleaseCte, keySpendAllows, keySpendCtes, undoKeyHold, type HoldOutcome } from "./key-spend.js";
+
+export { KEY_HELD_COLUMN, keyLimitRefused, undoKeyHold, type HoldOutcome } from "./key-spend.js";
 
 /**
  * Hold-and-settle (DESIGN §5), the only SQL that moves an account's balance during a call. The
@@ -48,10 +51,12 @@ function ledgerCte(p: Param, name: string, from: string, kind: "hold" | "hold_re
  * one more SQL condition the hold requires (the chat hot path: the rate-limit count).
  */
 export function holdCte(p: Param, condition?: string): string {
-  return `hold as (update ${A.table} set ${A.balanceMicros} = ${A.balanceMicros} - ${p("hold")}
-                 where ${A.id} = ${p("accountId")} and ${A.balanceMicros} >= ${p("hold")}
-                   and (${p("keyId")}::text is null or exists (select 1 from ${K.table} where ${K.id} = ${p("keyId")}))
-                   ${condition ? `and ${condition}` : ""}
+  // The key must still exist and not have expired; its spend limit (key-spend.ts) counts the hold
+  // in the same statement, decided on the same locked balance.
+  const keyUsable = `(${p("keyId")}::text is null or exists (select 1 from ${K.table} where ${K.id} = ${p("keyId")} and (${K.expiresAt} is null or ${K.expiresAt} > now())))`;
+  return `${keySpendCtes(p, condition ? `${keyUsable} and ${condition}` : keyUsable)},
+          hold as (update ${A.table} set ${A.balanceMicros} = ${A.balanceMicros} - ${p("hold")}
+                 where ${A.id} = ${p("accountId")} and ${A.balanceMicros} >= ${p("hold")} and exists (select 1 from hold_gate) and ${keySpendAllows}
                  returning ${A.id}),
           ${ledgerCte(p, "hold_ledger", "hold", "hold", `-${p("hold")}::bigint`, false)}`;
 }
@@ -79,15 +84,17 @@ export function releaseCte(p: Param): string {
   return `${heldCte(p)},
           hold_release as (update ${A.table} set ${A.balanceMicros} = ${A.balanceMicros} + ${p("release")}
                  where ${A.id} = ${p("accountId")} and ${p("release")}::bigint > 0 and exists (select 1 from held) returning ${A.id}),
-          ${ledgerCte(p, "hold_release_ledger", "held", "hold_release", `${p("release")}::bigint`, true)}`;
+          ${ledgerCte(p, "hold_release_ledger", "held", "hold_release", `${p("release")}::bigint`, true)},
+          ${keyReleaseCte(p, `${p("release")}::bigint`, "exists (select 1 from hold_release)")}`;
 }
 
-const PLACE_HOLD = statement("billing-place-hold", (p) => `with ${ASYNC_COMMIT_CTE}, ${holdCte(p)} select exists (select 1 from hold) as ok, (select async_commit from async_commit)`);
+const PLACE_HOLD = statement("billing-place-hold", (p) => `with ${ASYNC_COMMIT_CTE}, ${holdCte(p)} select exists (select 1 from hold) as ok, ${KEY_HELD_COLUMN}, (select async_commit from async_commit)`);
 const CHARGE = statement(
   "billing-charge-extra",
   (p) => `with ${heldCte(p)},
           charged as (update ${A.table} set ${A.balanceMicros} = ${A.balanceMicros} - ${p("extra")} where ${A.id} = ${p("accountId")} and exists (select 1 from held) returning ${A.id}),
-          ${ledgerCte(p, "charge_ledger", "charged", "charge", `-${p("extra")}::bigint`, false)}
+          ${ledgerCte(p, "charge_ledger", "charged", "charge", `-${p("extra")}::bigint`, false)},
+          ${keyChargeCte(p)}
      select 1`,
 );
 
@@ -102,15 +109,30 @@ const RELEASE_UNSETTLED = statement(
      select ${p("accountId")}, (select amount from h), 'hold_release', ${p("reference")}, now() from a`,
 );
 
+const SETTLE = statement("billing-settle-hold", (p) => `with ${releaseCte(p)} select exists (select 1 from held) as settled`);
+
+/**
+ * Settles a hold of its own (a fallback model's extra hold): credits back `release`, keeps the
+ * rest. Tokens stay on the turn's main settle row. No-op when already settled.
+ */
+export async function settleHold(pool: pg.Pool, accountId: string, release: number, reference: string, tags: CallTags): Promise<void> {
+  await pool.query(SETTLE.with({ accountId, release, reference, ...tags, inputTokens: 0, outputTokens: 0 }));
+}
+
 /** Hands back a hold whose call died with its process (nothing was produced or billed); false when already settled. */
 export async function releaseUnsettledHold(pool: pg.Pool, accountId: string, reference: string): Promise<boolean> {
   return ((await pool.query(RELEASE_UNSETTLED.with({ accountId, reference }))).rowCount ?? 0) > 0;
 }
 
-/** Reserves `hold` if the balance covers it (and `keyId`, when given, still exists); false when it did not. */
-export async function placeHold(pool: pg.Pool, accountId: string, hold: number, reference: string, tags: CallTags): Promise<boolean> {
-  const { rows } = await pool.query<{ ok: boolean }>(PLACE_HOLD.with({ accountId, hold, reference, ...tags }));
-  return rows[0]!.ok;
+/**
+ * Reserves `hold` if the balance covers it (and `keyId`, when given, still exists, has not expired
+ * and has room under its spend limit). `keyLimited`: refused for the key's spend limit alone.
+ */
+export async function placeHold(pool: pg.Pool, accountId: string, hold: number, reference: string, tags: CallTags): Promise<{ ok: boolean; keyLimited: boolean }> {
+  const { rows } = await pool.query<HoldOutcome>(PLACE_HOLD.with({ accountId, hold, reference, ...tags }));
+  const row = rows[0]!;
+  if (!row.ok && row.key_held && tags.keyId) await undoKeyHold(pool, tags.keyId, hold);
+  return { ok: row.ok, keyLimited: keyLimitRefused(row) };
 }
 
 /**
@@ -121,7 +143,8 @@ export async function chargeBeyondHold(pool: pg.Pool, accountId: string, hold: n
   if (cost <= hold) return cost;
   return withTransaction(pool, async (db) => {
     const { rows } = await db.query<{ b: number }>(`select ${A.balanceMicros} as b from ${A.table} where ${A.id} = $1 for update`, [accountId]);
-    const extra = Math.min(cost - hold, rows[0]?.b ?? 0);
+    // Never beyond the balance, nor beyond what the key's spend limit has left (the gateway absorbs the rest).
+    const extra = Math.min(cost - hold, rows[0]?.b ?? 0, tags.keyId ? await keyRoomMicros(db, tags.keyId, tags.threadId, reference) : Infinity);
     if (extra > 0) await db.query(CHARGE.with({ accountId, extra, reference, ...tags }));
     return hold + extra;
   });

@@ -19,9 +19,11 @@ import { SUPPORTED_MODELS, isSupportedModel } from "../config/models.js";
 import { finishTurn, leaseThread, releaseLease, renewLease } from "../threads/store.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { AgentInfo } from "../agents/agent-info.js";
+import { keyRefusal, keySpendLimitExceeded } from "../keys/refusal.js";
 import { consumeRateLimit, enforceRateLimit, type RateLimitState } from "./rate-limit.js";
 import { checkToolResults, parseChatRequest } from "./request.js";
 import { openThreadWithHold } from "./store.js";
+import { callWithFallbacks, ExtraHolds, fallbackChainFor, type Attempt } from "./fallback.js";
 
 /**
  * One chat turn, independent of HTTP: model choice, thread lease and history, hold, upstream
@@ -77,6 +79,8 @@ export interface TurnResult {
   costMicros: number;
   /** True when the client went away mid-answer (the partial answer was saved and billed). */
   aborted: boolean;
+  /** Every model tried, in order; more than one when a fallback answered (chat/fallback.ts). */
+  attempts: Attempt[];
 }
 
 export function chooseModel(agent: AgentInfo, requested: string | null | undefined): string {
@@ -91,20 +95,21 @@ export function chooseModel(agent: AgentInfo, requested: string | null | undefin
 }
 
 export async function loadAgent(runtime: Runtime, accountId: string, agentId: string): Promise<AgentInfo> {
-  const { rows } = await runtime.pool.query<{ instructions: string; default_model: string; allowed_models: string[] | null }>(
-    "select instructions, default_model, allowed_models from agents where id = $1 and account_id = $2",
+  const { rows } = await runtime.pool.query<{ instructions: string; default_model: string; allowed_models: string[] | null; fallback_models: string[] | null }>(
+    "select instructions, default_model, allowed_models, fallback_models from agents where id = $1 and account_id = $2",
     [agentId, accountId],
   );
   const row = rows[0];
   if (!row) throw new AppError("not_found", `Agent ${agentId} not found`);
-  return { id: agentId, accountId, instructions: row.instructions, defaultModel: row.default_model, allowedModels: row.allowed_models };
+  return { id: agentId, accountId, instructions: row.instructions, defaultModel: row.default_model, allowedModels: row.allowed_models, fallbackModels: row.fallback_models };
 }
 
-/** Why a hold was refused: the key was deleted meanwhile, or the balance is too low. */
-async function refusal(runtime: Runtime, keyId: string | undefined): Promise<AppError> {
+/** Why a hold was refused: the key's spend limit (`keyLimited`, from the hold statement), the key deleted or expired meanwhile, or the balance. */
+async function refusal(runtime: Runtime, keyId: string | undefined, keyLimited: boolean): Promise<AppError> {
+  if (keyLimited) return keySpendLimitExceeded();
   if (keyId) {
-    const { rowCount } = await runtime.pool.query("select 1 from api_keys where id = $1", [keyId]);
-    if (!rowCount) return new AppError("invalid_api_key", "Invalid API key");
+    const refused = await keyRefusal(runtime.pool, keyId);
+    if (refused) return refused;
   }
   return new AppError("insufficient_balance", "Insufficient balance: top up the account to continue");
 }
@@ -113,6 +118,8 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
   const { config, pool } = runtime;
   const { agent } = input;
   const model = chooseModel(agent, input.model);
+  // The model that answers: `model`, or a fallback when its upstream failed (fallback.ts).
+  let answering = model;
   const maxTokens = input.maxTokens ?? config.providers.defaultMaxOutputTokens;
   const price = priceFor(config, model);
   const id = input.id ?? `chatcmpl-${randomBase62(18)}`;
@@ -127,10 +134,10 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     threadId,
     triggerId: input.run?.triggerId ?? null,
     jobId: input.run?.jobId ?? null,
-    model,
+    model: answering,
   });
-  const holdFor = (messages: ChatMessage[]) =>
-    holdMicros(price, [...messages.map((m) => ({ content: messageText(m) })), { content: toolsText }], maxTokens, imageCount(messages) * IMAGE_HOLD_TOKENS);
+  const holdFor = (messages: ChatMessage[], p = price) =>
+    holdMicros(p, [...messages.map((m) => ({ content: messageText(m) })), { content: toolsText }], maxTokens, imageCount(messages) * IMAGE_HOLD_TOKENS);
 
   let threadId: string;
   let baseSeq = 0;
@@ -144,14 +151,15 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     upstreamMessages = [...system, ...leased.history, ...input.messages];
     hold = holdFor(upstreamMessages);
     let held = false;
+    let keyLimited = false;
     try {
       // Tool results that continue the thread answer the calls stored in it.
       checkToolResults([...leased.history, ...input.messages], leased.history.length, input.toolResultParam ?? ((i) => `messages[${i}].tool_call_id`));
-      held = await placeHold(pool, agent.accountId, hold, id, tags(threadId));
+      ({ ok: held, keyLimited } = await placeHold(pool, agent.accountId, hold, id, tags(threadId)));
     } finally {
       if (!held) await releaseLease(pool, threadId).catch(() => {});
     }
-    if (!held) throw await refusal(runtime, input.keyId);
+    if (!held) throw await refusal(runtime, input.keyId, keyLimited);
   } else {
     threadId = newId("thr");
     upstreamMessages = [...system, ...input.messages];
@@ -168,7 +176,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
       rateLimit: rl && { keyId: rl.keyId, limit: rl.limit },
     });
     if (rl && opened.rateLimit) enforceRateLimit(rl.limit, opened.rateLimit, opened.rateLimit.now, rl.onState);
-    if (!opened.ok) throw await refusal(runtime, input.keyId);
+    if (!opened.ok) throw await refusal(runtime, input.keyId, opened.keyLimited);
   }
 
   const progress = { text: "", toolCalls: [] as ToolCall[], emitted: false } as { text: string; toolCalls: ToolCall[]; emitted: boolean; promptTokens?: number; completionTokens?: number };
@@ -182,14 +190,31 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
   // renew it while the call runs (a crashed instance stops renewing and the lease expires).
   const renewal = setInterval(() => renewLease(pool, threadId, leaseMs).catch(() => {}), leaseMs / 2);
   renewal.unref();
+  // A dearer fallback model needs more held (chat/fallback.ts).
+  const extraHolds = new ExtraHolds(pool, agent.accountId, hold, id, () => tags(threadId));
+  let attempts: Attempt[] = [{ model }];
   try {
-    hooks.onStart?.({ id, threadId, model });
-    const result = await callModel(
-      config,
-      runtime.metrics,
-      { ...input.options, model, messages: upstreamMessages, maxTokens },
-      { stream: hooks.stream ?? false, onDelta: hooks.onDelta, onToolCall: hooks.onToolCall, signal: hooks.signal, progress },
-    );
+    const called = await callWithFallbacks(runtime, {
+      chain: fallbackChainFor(config, agent, model, input.options ?? {}, input.messages),
+      progress,
+      turnId: id,
+      beforeFallback: async (next) => {
+        const refused = await extraHolds.cover(holdFor(upstreamMessages, priceFor(config, next)));
+        if (refused) throw await refusal(runtime, input.keyId, refused.keyLimited);
+      },
+      call: (m) => {
+        answering = m;
+        hooks.onStart?.({ id, threadId, model: m });
+        return callModel(
+          config,
+          runtime.metrics,
+          { ...input.options, model: m, messages: upstreamMessages, maxTokens },
+          { stream: hooks.stream ?? false, onDelta: hooks.onDelta, onToolCall: hooks.onToolCall, signal: hooks.signal, progress },
+        );
+      },
+    });
+    const result = called.result;
+    attempts = called.attempts;
     clearInterval(renewal);
     content = result.content;
     toolCalls = result.toolCalls;
@@ -201,6 +226,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     if (!(err instanceof ClientAborted) || !hooks.stream || (progress.text.length === 0 && progress.toolCalls.length === 0)) {
       // Nothing was produced, or nothing of it reached the client (a turn that was not streamed,
       // cut by a graceful stop): hand the whole hold back and free the thread; store nothing.
+      await extraHolds.settle(0).catch((e) => runtime.log.error({ err: e, threadId }, "failed to release a fallback hold"));
       await finishTurn(pool, { threadId, accountId: agent.accountId, baseSeq, messages: [], release: hold, reference: id, tags: tags(threadId), inputTokens: 0, outputTokens: 0 }).catch((e) =>
         runtime.log.error({ err: e, threadId }, "failed to release a turn"),
       );
@@ -215,13 +241,12 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     completionTokens = Math.max(progress.completionTokens ?? 0, estimateTokens(produced));
   }
 
-  const cost = costMicros(price, promptTokens, completionTokens);
+  const cost = costMicros(priceFor(config, answering), promptTokens, completionTokens);
   let charged = cost;
   let release = hold - cost;
-  if (release < 0) {
-    charged = await chargeBeyondHold(pool, agent.accountId, hold, cost, id, tags(threadId));
-    release = 0;
-  }
+  await extraHolds.settle(cost);
+  if (cost > extraHolds.total) charged = await chargeBeyondHold(pool, agent.accountId, extraHolds.total, cost, id, tags(threadId));
+  if (release < 0) release = 0;
   await finishTurn(pool, {
     threadId,
     accountId: agent.accountId,
@@ -236,13 +261,14 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
   return {
     id,
     threadId,
-    model,
+    model: answering,
     content,
     toolCalls,
     finishReason,
     usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
     costMicros: charged,
     aborted,
+    attempts,
   };
 }
 
@@ -270,10 +296,11 @@ export async function runChatTurn(
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
   costMicros: number;
   finishReason: string;
+  attempts: Attempt[];
 }> {
   // The same validation as the chat API (one set of rules for every caller).
   const parsed = parseChatRequest({ messages: req.messages, max_tokens: req.maxTokens, thread_id: req.threadId });
   const agent = await loadAgent(runtime, req.accountId, req.agentId);
   const r = await executeTurn(runtime, { agent, threadId: req.threadId, model: req.model, messages: parsed.messages, maxTokens: parsed.maxTokens, run: req.run }, hooks);
-  return { threadId: r.threadId, content: r.content, model: r.model, usage: r.usage, costMicros: r.costMicros, finishReason: r.finishReason };
+  return { threadId: r.threadId, content: r.content, model: r.model, usage: r.usage, costMicros: r.costMicros, finishReason: r.finishReason, attempts: r.attempts };
 }

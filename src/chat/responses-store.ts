@@ -33,7 +33,7 @@ export async function loadResponse(
   if (!validId && !owner.keyId) throw notFound();
   const { rows } = await pool.query<{ key_live: boolean; thread_id: string | null; body: Record<string, unknown> | null }>({
     name: "response-load",
-    text: `select ($4::text is null or exists (select 1 from ${K.table} where ${K.id} = $4)) as key_live, r.${R.thread} as thread_id, r.${R.body} as body
+    text: `select ($4::text is null or exists (select 1 from ${K.table} where ${K.id} = $4 and (${K.expiresAt} is null or ${K.expiresAt} > now()))) as key_live, r.${R.thread} as thread_id, r.${R.body} as body
              from (select 1) one
              left join ${R.table} r on r.${R.id} = $1 and r.${R.account} = $2 and r.${R.agent} = $3`,
     values: [validId ? id : null, owner.accountId, owner.agentId, owner.keyId ?? null],

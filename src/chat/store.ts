@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { holdCte, type CallTags } from "../billing/ledger.js";
+import { holdCte, KEY_HELD_COLUMN, keyLimitRefused, undoKeyHold, type CallTags, type HoldOutcome } from "../billing/ledger.js";
 import { ASYNC_COMMIT_CTE, statement } from "../db/statement.js";
 import { newThreadCte } from "../threads/store.js";
 import { rateLimitCte, rateLimitValues } from "./rate-limit.js";
@@ -19,12 +19,12 @@ import { rateLimitCte, rateLimitValues } from "./rate-limit.js";
 const OPEN = statement(
   "chat-open-thread",
   (p) => `with ${ASYNC_COMMIT_CTE}, ${holdCte(p)}, ${newThreadCte(p, "hold")}
-     select exists (select 1 from hold) as ok, (select async_commit from async_commit)`,
+     select exists (select 1 from hold) as ok, ${KEY_HELD_COLUMN}, (select async_commit from async_commit)`,
 );
 const OPEN_RATE_LIMITED = statement(
   "chat-open-thread-rate-limited",
   (p) => `with ${ASYNC_COMMIT_CTE}, ${rateLimitCte(p)}, ${holdCte(p, `(select points from rate_limit) <= ${p("rateLimit")}::int`)}, ${newThreadCte(p, "hold")}
-     select exists (select 1 from hold) as ok, (select points from rate_limit) as points, (select expire from rate_limit) as expire, (select async_commit from async_commit)`,
+     select exists (select 1 from hold) as ok, ${KEY_HELD_COLUMN}, (select points from rate_limit) as points, (select expire from rate_limit) as expire, (select async_commit from async_commit)`,
 );
 
 export async function openThreadWithHold(
@@ -40,16 +40,18 @@ export async function openThreadWithHold(
     leaseMs: number;
     rateLimit?: { keyId: string; limit: number };
   },
-): Promise<{ ok: boolean; rateLimit?: { points: number; expire: number; now: number } }> {
+): Promise<{ ok: boolean; keyLimited: boolean; rateLimit?: { points: number; expire: number; now: number } }> {
   const values = { ...a.tags, threadId: a.threadId, accountId: a.accountId, agentId: a.agentId, hold: a.hold, reference: a.reference, leaseMs: a.leaseMs };
   if (!a.rateLimit) {
-    const { rows } = await pool.query<{ ok: boolean }>(OPEN.with(values));
-    return { ok: rows[0]!.ok };
+    const { rows } = await pool.query<HoldOutcome>(OPEN.with(values));
+    if (!rows[0]!.ok && rows[0]!.key_held && a.tags.keyId) await undoKeyHold(pool, a.tags.keyId, a.hold);
+    return { ok: rows[0]!.ok, keyLimited: keyLimitRefused(rows[0]!) };
   }
   const now = Date.now();
-  const { rows } = await pool.query<{ ok: boolean; points: number; expire: number }>(
+  const { rows } = await pool.query<HoldOutcome & { points: number; expire: number }>(
     OPEN_RATE_LIMITED.with({ ...values, ...rateLimitValues(a.rateLimit.keyId, now), rateLimit: a.rateLimit.limit }),
   );
   const row = rows[0]!;
-  return { ok: row.ok, rateLimit: { points: row.points, expire: row.expire, now } };
+  if (!row.ok && row.key_held) await undoKeyHold(pool, a.tags.keyId ?? a.rateLimit.keyId, a.hold);
+  return { ok: row.ok, keyLimited: keyLimitRefused(row), rateLimit: { points: row.points, expire: row.expire, now } };
 }

@@ -122,6 +122,11 @@ const envSchema = z.object({
   DEFAULT_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(120_000),
   UPSTREAM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  /** Per-model circuit breaker: this many failed calls within the window open it (0: off). */
+  MODEL_BREAKER_FAILURES: z.coerce.number().int().min(0).max(1000).default(5),
+  MODEL_BREAKER_WINDOW_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  /** How long an open breaker skips its model before one probe call may try it again. */
+  MODEL_BREAKER_COOLDOWN_MS: z.coerce.number().int().min(50).max(3_600_000).default(30_000),
   DEFAULT_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(1).max(1_000_000).default(4096),
   CHAT_MAX_IMAGE_BYTES: z.coerce.number().int().min(1024).max(20 * 1024 * 1024).default(2 * 1024 * 1024),
   /** Operator maximum (and default) of a run's CPU time: time the script itself computes. */
@@ -213,6 +218,8 @@ export interface Config {
     openAiCompatibleRoutes: Record<string, { baseUrl: string; model?: string; apiKey?: string }>;
     timeoutMs: number;
     maxRetries: number;
+    /** Per-model circuit breaker (providers/breaker.ts); failures 0 turns it off. */
+    breaker: { failures: number; windowMs: number; cooldownMs: number };
     defaultMaxOutputTokens: number;
     /** Largest decoded image a chat request may carry (a data URL); the JSON body limit (4 MB) caps it too. */
     maxImageBytes: number;
@@ -362,6 +369,7 @@ export function loadConfig(
       openAiCompatibleRoutes: env.OPENAI_COMPATIBLE_ROUTES ?? {},
       timeoutMs: env.UPSTREAM_TIMEOUT_MS,
       maxRetries: env.UPSTREAM_MAX_RETRIES,
+      breaker: { failures: env.MODEL_BREAKER_FAILURES, windowMs: env.MODEL_BREAKER_WINDOW_MS, cooldownMs: env.MODEL_BREAKER_COOLDOWN_MS },
       defaultMaxOutputTokens: env.DEFAULT_MAX_OUTPUT_TOKENS,
       maxImageBytes: env.CHAT_MAX_IMAGE_BYTES,
     },

@@ -53,6 +53,8 @@ export const Agent = defineEntity({
     instructions: p.text().default(""),
     defaultModel: p.string().length(100),
     allowedModels: p.json<string[]>().nullable(),
+    /** Models tried in order when the chosen one's upstream fails before answering (DESIGN §19). */
+    fallbackModels: p.json<string[]>().nullable(),
     script: p.text().nullable(),
     /** Host patterns `ctx.fetch` may reach (`api.example.com`, `*.example.com`); empty: none. */
     egressAllow: p.json<string[]>().nullable(),
@@ -98,11 +100,33 @@ export const ApiKey = defineEntity({
     prefix: p.string().length(16),
     last4: p.string().length(4),
     rateLimitPerMinute: p.integer().nullable(),
+    /** From this instant on the key answers 401; null: never. */
+    expiresAt: p.datetime().nullable(),
+    /** The most the key may spend per `spendLimitPeriod` (DAY, MONTH, TOTAL; UTC); null: no limit. */
+    spendLimitMicros: p.bigint("number").nullable(),
+    spendLimitPeriod: p.string().length(10).nullable(),
     lastUsedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
   },
 });
 export type IApiKey = InferEntity<typeof ApiKey>;
+
+/**
+ * What a key with a spend limit has held and spent in one period (its UTC start; TOTAL: the
+ * epoch). Moved only by the statements that move the balance (src/billing/key-spend.ts), so holds
+ * count against it exactly as against the balance.
+ */
+export const ApiKeySpend = defineEntity({
+  name: "ApiKeySpend",
+  tableName: "api_key_spend",
+  properties: {
+    apiKey: () => p.manyToOne(ApiKey).deleteRule("cascade").primary(),
+    periodStart: p.datetime().primary(),
+    spentMicros: p.bigint("number").default(0),
+  },
+  primaryKeys: ["apiKey", "periodStart"],
+});
+export type IApiKeySpend = InferEntity<typeof ApiKeySpend>;
 
 export const Thread = defineEntity({
   name: "Thread",
@@ -345,6 +369,7 @@ export const entities = [
   Agent,
   AgentSecret,
   ApiKey,
+  ApiKeySpend,
   Thread,
   Message,
   StoredResponse,

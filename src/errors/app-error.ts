@@ -12,6 +12,7 @@ export const ERROR_CATALOGUE = {
   unauthenticated: { status: 401, graphql: "UNAUTHENTICATED" },
   invalid_credentials: { status: 401, graphql: "UNAUTHENTICATED" },
   insufficient_balance: { status: 402, graphql: "INSUFFICIENT_BALANCE" },
+  key_spend_limit_exceeded: { status: 402, graphql: "KEY_SPEND_LIMIT_EXCEEDED" },
   forbidden: { status: 403, graphql: "FORBIDDEN" },
   https_required: { status: 403, graphql: "FORBIDDEN" },
   trigger_inactive: { status: 403, graphql: "TRIGGER_INACTIVE" },

@@ -68,6 +68,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Per-model circuit breaker (providers/breaker.ts): 0 closed, 1 open (model skipped), 2 half-open (one probe). */
+  readonly modelCircuitState = new Gauge({
+    name: "model_circuit_state",
+    help: "Circuit breaker state per model: 0 closed, 1 open, 2 half-open",
+    labelNames: ["model"] as const,
+    registers: [this.registry],
+  });
+  readonly modelFallbacks = new Counter({
+    name: "model_fallbacks_total",
+    help: "Chat turns answered by a fallback model, by the model that failed and the one that answered",
+    labelNames: ["from", "to"] as const,
+    registers: [this.registry],
+  });
+
   constructor(collectDefaults = true) {
     if (collectDefaults) collectDefaultMetrics({ register: this.registry });
   }

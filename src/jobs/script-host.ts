@@ -27,7 +27,7 @@ export interface RunJob {
 }
 
 /** Runs one model call of a run and records it in the tools used, whether it succeeds or not. */
-export async function usingModel<T extends { model: string; costMicros: number }>(
+export async function usingModel<T extends { model: string; costMicros: number; attempts?: { model: string; error?: string }[] }>(
   execution: Execution,
   model: string | null,
   call: () => Promise<T>,
@@ -36,6 +36,8 @@ export async function usingModel<T extends { model: string; costMicros: number }
   const started = performance.now();
   try {
     const r = await call();
+    // Models that failed before a fallback answered are part of the audit too.
+    for (const a of r.attempts ?? []) if (a.error) execution.toolsUsed.push({ kind: "model", name: a.model, status: a.error, durationMs: 0, costMicros: 0 });
     const tool: ToolUse = { kind: "model", name: r.model, status: "ok", durationMs: Math.round(performance.now() - started), costMicros: r.costMicros };
     execution.toolsUsed.push(tool);
     onTool?.(tool);

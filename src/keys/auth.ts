@@ -10,7 +10,8 @@ import { KEY_EVENTS_CHANNEL } from "./service.js";
  * API-key authentication for the chat hot path. Lookups are cached in memory; an entry is evicted
  * when PostgreSQL NOTIFY announces a change of its key (delete, new limit) or account, and agent
  * fields are refreshed after a short TTL. The cache is an optimisation only: the hold re-checks
- * that the key still exists in the same statement, so a deleted key can never be used.
+ * that the key still exists and has not expired in the same statement, so a deleted or expired key
+ * can never be used; a cached expiry is compared with the clock at every use.
  */
 export interface KeyPrincipal {
   keyId: string;
@@ -20,6 +21,8 @@ export interface KeyPrincipal {
 
 interface Entry {
   principal: KeyPrincipal;
+  /** Compared at every use, so a cached key stops working at its expiry instant on every instance. */
+  expiresAt: number | null;
   hash: string;
   accountId: string;
   loadedAt: number;
@@ -67,6 +70,15 @@ export class KeyAuthenticator {
       if (this.byHash.size >= MAX_ENTRIES) this.byHash.clear();
       this.byHash.set(hash, entry);
     }
+    if (entry.expiresAt !== null && entry.expiresAt <= now) {
+      // Expired as far as this cache knows: ask the database before refusing, so a key whose
+      // expiry was just extended works at once even while the NOTIFY is still on its way.
+      const current = options.fresh ? entry : await load(this.runtime.pool, hash, this.runtime.config.defaultRateLimitPerMinute);
+      if (!current) throw new AppError("invalid_api_key", "Invalid API key");
+      this.byHash.set(hash, current);
+      if (current.expiresAt !== null && current.expiresAt <= now) throw keyExpired(new Date(current.expiresAt));
+      entry = current;
+    }
     this.touch(entry.principal.keyId, now);
     return entry.principal;
   }
@@ -82,6 +94,11 @@ export class KeyAuthenticator {
   }
 }
 
+/** The 401 of an expired key (spec 5.1.5): the message says why, so its owner knows to renew it. */
+export function keyExpired(at: Date): AppError {
+  return new AppError("invalid_api_key", `This API key expired at ${at.toISOString()}; create a new key or extend its expiry`);
+}
+
 async function load(pool: pg.Pool, hash: string, installationDefault: number): Promise<Entry | undefined> {
   const { rows } = await pool.query<{
     id: string;
@@ -91,9 +108,11 @@ async function load(pool: pg.Pool, hash: string, installationDefault: number): P
     instructions: string;
     default_model: string;
     allowed_models: string[] | null;
+    fallback_models: string[] | null;
+    expires_at: Date | null;
   }>(
-    `select k.id, k.account_id, k.agent_id, coalesce(k.rate_limit_per_minute, acc.default_rate_limit_per_minute) as limit,
-            a.instructions, a.default_model, a.allowed_models
+    `select k.id, k.account_id, k.agent_id, k.expires_at, coalesce(k.rate_limit_per_minute, acc.default_rate_limit_per_minute) as limit,
+            a.instructions, a.default_model, a.allowed_models, a.fallback_models
        from api_keys k join agents a on a.id = k.agent_id join accounts acc on acc.id = k.account_id
       where k.key_hash = $1`,
     [hash],
@@ -103,11 +122,12 @@ async function load(pool: pg.Pool, hash: string, installationDefault: number): P
   return {
     hash,
     accountId: r.account_id,
+    expiresAt: r.expires_at ? r.expires_at.getTime() : null,
     loadedAt: Date.now(),
     principal: {
       keyId: r.id,
       rateLimitPerMinute: r.limit ?? installationDefault,
-      agent: { id: r.agent_id, accountId: r.account_id, instructions: r.instructions, defaultModel: r.default_model, allowedModels: r.allowed_models },
+      agent: { id: r.agent_id, accountId: r.account_id, instructions: r.instructions, defaultModel: r.default_model, allowedModels: r.allowed_models, fallbackModels: r.fallback_models },
     },
   };
 }

@@ -7,6 +7,7 @@ import { parseOpenAiChunk, openAiCompatibleRequest } from "./openai-compatible.j
 import { parseProviderAChunk, parseProviderAResponse, providerAPath, providerARequest } from "./provider-a.js";
 import { applyProviderBEvent, parseProviderBResponse, providerBRequest, type ProviderBStreamState } from "./provider-b.js";
 import { resolveRoute, type Route } from "./routing.js";
+import { breakerFor } from "./breaker.js";
 import { simulate } from "./simulator.js";
 import type { CallOptions, FinishReason, ModelRequest, ModelResult, Progress, ToolCall, ToolCallDelta } from "./types.js";
 import { ClientAborted, callUpstream, parseJson, readSse } from "./upstream-http.js";
@@ -14,6 +15,7 @@ import { ClientAborted, callUpstream, parseJson, readSse } from "./upstream-http
 export { ClientAborted } from "./upstream-http.js";
 export { providersMode, resolveRoute } from "./routing.js";
 export { checkModelOptions } from "./limits.js";
+export { breakerFor, type CircuitState } from "./breaker.js";
 export { estimateTokens, imageCount, messageText, IMAGE_HOLD_TOKENS } from "./mapping.js";
 export type * from "./types.js";
 
@@ -68,6 +70,10 @@ export async function callModel(config: Config, metrics: Metrics | undefined, re
     if (prompt !== undefined) progress.promptTokens = prompt;
     if (completion !== undefined) progress.completionTokens = completion;
   };
+  const breaker = breakerFor(config, metrics, req.model);
+  if (breaker && !breaker.allow()) {
+    throw new AppError("upstream_unavailable", `The upstream of ${req.model} is failing; calls skip it for now (circuit breaker open)`);
+  }
   const { url, headers, body } = wire(route, req, options.stream);
   await callUpstream({
     provider: route.kind,
@@ -128,7 +134,14 @@ export async function callModel(config: Config, metrics: Metrics | undefined, re
         }
       }
     },
-  });
+  }).then(
+    () => breaker?.success(),
+    (err: unknown) => {
+      if (isUpstreamFailure(err)) breaker?.failure();
+      else breaker?.release();
+      throw err;
+    },
+  );
   const toolCalls = progress.toolCalls.filter(Boolean);
   if (toolCalls.length && (finishReason === undefined || finishReason === "stop")) finishReason = "tool_calls";
   return {
@@ -150,6 +163,17 @@ function storableCall<T extends { id?: string; name?: string; arguments: string 
     ...(c.id !== undefined ? { id: storableText(c.id) } : {}),
     ...(c.name !== undefined ? { name: storableText(c.name) } : {}),
   };
+}
+
+/**
+ * An error that says the upstream is unwell, not that the request is wrong: unreachable, timed
+ * out, 429, 5xx, broken answers (after the call's retries). Not a refusal of the gateway's own
+ * credentials (401/403: configuration, which another attempt will not fix) nor a client abort.
+ */
+export function isUpstreamFailure(err: unknown): boolean {
+  if (!(err instanceof AppError) || !err.code.startsWith("upstream_")) return false;
+  const status = err.details.upstream_status;
+  return status !== 401 && status !== 403;
 }
 
 function wire(route: Exclude<Route, { kind: "simulator" }>, req: ModelRequest, stream: boolean) {

@@ -29,6 +29,8 @@ export interface Recorded {
 export interface FakeUpstream {
   url: string;
   requests: Recorded[];
+  /** While set, every request answers this HTTP status (a provider outage), recorded all the same. */
+  outage: number | undefined;
   close(): Promise<void>;
 }
 
@@ -181,6 +183,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
     const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString("utf8")) : undefined;
     const path = req.url ?? "";
     requests.push({ path, headers: req.headers, body });
+    if (fake.outage) return void res.writeHead(fake.outage, { "content-type": "application/json" }).end('{"error":{"message":"overloaded"}}');
     const text = lastUserText(path, body);
     const isA = path.includes("/v1beta/");
     const isB = path === "/v1/messages";
@@ -312,13 +315,15 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const port = (server.address() as AddressInfo).port;
-  return {
+  const fake: FakeUpstream = {
     url: `http://127.0.0.1:${port}`,
     requests,
+    outage: undefined,
     async close() {
       for (const res of open) res.destroy();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
     },
   };
+  return fake;
 }

@@ -1,8 +1,8 @@
 import { gql } from "./client";
 import type { Agent } from "./types";
 
-const AGENT_FIELDS = `id name instructions defaultModel allowedModels kind script createdAt updatedAt
-  apiKeys { id name prefix last4 lastUsedAt createdAt }
+const AGENT_FIELDS = `id name instructions defaultModel allowedModels fallbackModels kind script createdAt updatedAt
+  apiKeys { id name prefix last4 expiresAt spendLimit spendLimitPeriod spent lastUsedAt createdAt }
   triggers { id agentId description active webhookUrl createdAt }`;
 
 export const agentsApi = {

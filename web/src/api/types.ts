@@ -7,11 +7,22 @@ export interface Account {
   name: string;
   balance: string;
 }
+export type SpendLimitPeriod = "DAY" | "MONTH" | "TOTAL";
+/** A key's expiry and spend limit as sent; null clears one (never expires, no limit). */
+export interface KeyControlsInput {
+  expiresAt: string | null;
+  spendLimit: string | null;
+  spendLimitPeriod: SpendLimitPeriod | null;
+}
 export interface ApiKey {
   id: string;
   name: string;
   prefix: string;
   last4: string;
+  expiresAt: string | null;
+  spendLimit: string | null;
+  spendLimitPeriod: SpendLimitPeriod | null;
+  spent: string | null;
   lastUsedAt: string | null;
   createdAt: string;
 }
@@ -30,6 +41,7 @@ export interface Agent {
   instructions: string;
   defaultModel: string;
   allowedModels: string[] | null;
+  fallbackModels: string[];
   kind: "AUTOMATION" | "CHAT";
   script: string | null;
   createdAt: string;

@@ -16,6 +16,7 @@ interface FormState {
   defaultModel: string;
   allModels: boolean;
   allowedModels: string[];
+  fallbackModels: string[];
   script: string;
 }
 
@@ -25,6 +26,7 @@ const toForm = (a?: Agent): FormState => ({
   defaultModel: a?.defaultModel ?? DEFAULT_MODEL,
   allModels: !a?.allowedModels,
   allowedModels: a?.allowedModels ?? [...MODELS],
+  fallbackModels: a?.fallbackModels ?? [],
   script: a?.script ?? "",
 });
 
@@ -53,6 +55,7 @@ export function AgentForm({ agent, onSaved, submitLabel }: { agent?: Agent; onSa
       instructions: f.instructions,
       defaultModel: f.defaultModel,
       allowedModels: f.allModels ? null : f.allowedModels,
+      fallbackModels: f.fallbackModels,
       script: f.script.trim() ? f.script : agent ? null : undefined,
     };
     setBusy(true);
@@ -130,6 +133,36 @@ export function AgentForm({ agent, onSaved, submitLabel }: { agent?: Agent; onSa
         ) : null}
         {fieldError("allowedModels")}
       </fieldset>
+      <fieldset className="field">
+        <legend>Fallback models</legend>
+        <p className="help">Tried in this order when the chosen model&apos;s provider fails (errors, timeouts, overload) before answering.</p>
+        {f.fallbackModels.length > 0 ? (
+          <ol>
+            {f.fallbackModels.map((m) => (
+              <li key={m}>
+                <span className="mono">{m}</span>{" "}
+                <button type="button" className="btn small" aria-label={`Remove fallback ${m}`} onClick={() => set({ fallbackModels: f.fallbackModels.filter((x) => x !== m) })}>
+                  Remove
+                </button>
+              </li>
+            ))}
+          </ol>
+        ) : null}
+        <select
+          aria-label="Add a fallback model"
+          value=""
+          aria-invalid={error?.param === "fallbackModels" || undefined}
+          onChange={(e) => e.target.value && set({ fallbackModels: [...f.fallbackModels, e.target.value] })}
+        >
+          <option value="">Add a fallback model…</option>
+          {MODELS.filter((m) => !f.fallbackModels.includes(m) && (f.allModels || f.allowedModels.includes(m))).map((m) => (
+            <option key={m} value={m}>
+              {m}
+            </option>
+          ))}
+        </select>
+        {fieldError("fallbackModels")}
+      </fieldset>
       <div className="field">
         <div className="label-row">
           <label htmlFor={`${uid}-script`}>Script (optional)</label>
@@ -176,7 +209,7 @@ export function AgentForm({ agent, onSaved, submitLabel }: { agent?: Agent; onSa
           </p>
         ) : null}
       </div>
-      {error && !["name", "instructions", "defaultModel", "allowedModels", "script"].includes(error.param ?? "") ? <ErrorBox error={error.message} /> : null}
+      {error && !["name", "instructions", "defaultModel", "allowedModels", "fallbackModels", "script"].includes(error.param ?? "") ? <ErrorBox error={error.message} /> : null}
       {error && error.param && error.param !== "script" ? (
         <p className="sr-only" role="alert">
           {error.message}

@@ -1,3 +1,4 @@
+import type { ReactNode } from "react";
 import { Time } from "./Time";
 
 export interface CredentialRow {
@@ -7,6 +8,8 @@ export interface CredentialRow {
   masked: string;
   lastUsedAt: string | null;
   createdAt: string;
+  /** Shown in the `limits` column when the table has one (API keys: expiry and spend). */
+  limits?: ReactNode;
 }
 
 /** API keys and admin tokens alike: name, masked value, last use, creation, one destructive action. */
@@ -17,6 +20,7 @@ export function CredentialTable({
   action,
   onAction,
   testId,
+  limits,
 }: {
   rows: CredentialRow[];
   caption: string;
@@ -24,6 +28,8 @@ export function CredentialTable({
   action: { label: string; aria: (row: CredentialRow) => string };
   onAction: (id: string) => void;
   testId?: string;
+  /** The heading of a column showing each row's `limits`. */
+  limits?: string;
 }) {
   return (
     <div className="table-wrap">
@@ -33,6 +39,7 @@ export function CredentialTable({
           <tr>
             <th scope="col">Name</th>
             <th scope="col">{valueLabel}</th>
+            {limits && <th scope="col">{limits}</th>}
             <th scope="col">Last used</th>
             <th scope="col">Created</th>
             <th scope="col">
@@ -47,6 +54,7 @@ export function CredentialTable({
               <td data-label={valueLabel} className="mono">
                 {r.masked}
               </td>
+              {limits && <td data-label={limits}>{r.limits}</td>}
               <td data-label="Last used">{r.lastUsedAt ? <Time iso={r.lastUsedAt} /> : <span className="muted">never</span>}</td>
               <td data-label="Created">
                 <Time iso={r.createdAt} />

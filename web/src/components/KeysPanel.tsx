@@ -8,6 +8,8 @@ import { CredentialTable } from "./CredentialTable";
 import { Dialog } from "./Dialog";
 import { Empty } from "./Empty";
 import { FormActions } from "./FormActions";
+import { controlsOf, emptyControls, KeyControlsFields, type KeyControlsDraft } from "./KeyControlsFields";
+import { Time } from "./Time";
 import { ShownOnceDialog } from "./ShownOnceDialog";
 
 export function KeysPanel({ agent, reload }: { agent: Agent; reload: () => Promise<void> }) {
@@ -17,21 +19,59 @@ export function KeysPanel({ agent, reload }: { agent: Agent; reload: () => Promi
   const [created, setCreated] = useState<{ key: string; apiKey: ApiKey } | null>(null);
   const [remember, setRememberBox] = useState(false);
   const [toDelete, setToDelete] = useState<ApiKey | null>(null);
+  const [controls, setControls] = useState<KeyControlsDraft>(emptyControls());
+  const [editing, setEditing] = useState<ApiKey | null>(null);
   const remembered = useRemembered(agent.id);
   const uid = useId();
 
   const create = async (e: FormEvent) => {
     e.preventDefault();
     if (!name.trim()) return setError("Give the key a name, for example “production”.");
+    const input = controlsOf(controls);
+    if (typeof input === "string") return setError(input);
     await run(async () => {
-      const c = await api.createApiKey(agent.id, name.trim());
+      const c = await api.createApiKey(agent.id, name.trim(), input);
       setCreating(false);
       setName("");
+      setControls(emptyControls());
       setRememberBox(false);
       setCreated(c);
       void reload();
     });
   };
+  const saveControls = async (e: FormEvent) => {
+    e.preventDefault();
+    const input = controlsOf(controls, editing?.expiresAt);
+    if (typeof input === "string") return setError(input);
+    await run(async () => {
+      await api.updateApiKeyControls(editing!.id, input);
+      setEditing(null);
+      void reload();
+    });
+  };
+  const edit = (k: ApiKey) => {
+    setError(undefined);
+    setControls({ expiry: "keep", date: "", spendLimit: k.spendLimit ? String(Number(k.spendLimit)) : "", period: k.spendLimitPeriod ?? "MONTH" });
+    setEditing(k);
+  };
+  const limitsOf = (k: ApiKey) => (
+    <>
+      <div>
+        {k.expiresAt ? (
+          <>
+            {new Date(k.expiresAt).getTime() <= Date.now() ? "expired " : "expires "}
+            <Time iso={k.expiresAt} />
+          </>
+        ) : (
+          <span className="muted">never expires</span>
+        )}
+      </div>
+      <div>{k.spendLimit ? `$${Number(k.spent ?? 0).toFixed(4)} of $${Number(k.spendLimit)} / ${k.spendLimitPeriod === "TOTAL" ? "total" : k.spendLimitPeriod === "DAY" ? "day" : "month"}` : <span className="muted">no spend limit</span>}</div>
+      <button type="button" className="btn small" onClick={() => edit(k)} aria-label={`Edit limits of key ${k.name}`}>
+        Edit
+      </button>
+    </>
+  );
   const closeCreated = () => {
     if (created && remember) setRemembered(agent.id, { key: created.key, name: created.apiKey.name, prefix: created.apiKey.prefix });
     setCreated(null); // the full key is gone from memory now
@@ -41,7 +81,7 @@ export function KeysPanel({ agent, reload }: { agent: Agent; reload: () => Promi
     <section className="panel" id="keys" aria-labelledby="keys-h">
       <div className="panel-head">
         <h2 id="keys-h">API keys</h2>
-        <button type="button" className="btn primary" onClick={() => (setCreating(true), setError(undefined))}>
+        <button type="button" className="btn primary" onClick={() => (setCreating(true), setControls(emptyControls()), setError(undefined))}>
           Create key
         </button>
       </div>
@@ -50,7 +90,8 @@ export function KeysPanel({ agent, reload }: { agent: Agent; reload: () => Promi
         <Empty>No keys yet. Create one to call this agent from code.</Empty>
       ) : (
         <CredentialTable
-          rows={agent.apiKeys.map((k) => ({ ...k, masked: `${k.prefix}…${k.last4}` }))}
+          rows={agent.apiKeys.map((k) => ({ ...k, masked: `${k.prefix}…${k.last4}`, limits: limitsOf(k) }))}
+          limits="Limits"
           caption={`API keys of ${agent.name}`}
           valueLabel="Key"
           action={{ label: "Delete", aria: (r) => `Delete key ${r.name}` }}
@@ -63,7 +104,15 @@ export function KeysPanel({ agent, reload }: { agent: Agent; reload: () => Promi
           <label htmlFor={`${uid}-kname`}>Key name</label>
           <input id={`${uid}-kname`} value={name} onChange={(e) => setName(e.target.value)} placeholder="e.g. production" maxLength={200} />
           <p className="help">Use one key per environment or client, so you can revoke one without touching the others.</p>
+          <KeyControlsFields draft={controls} onChange={setControls} />
           <FormActions error={error} busy={busy} onCancel={() => setCreating(false)} submit="Create key" busyLabel="Creating…" />
+        </form>
+      </Dialog>
+
+      <Dialog open={!!editing} title={`Limits of key ${editing?.name ?? ""}`} onClose={() => setEditing(null)}>
+        <form onSubmit={saveControls}>
+          <KeyControlsFields draft={controls} onChange={setControls} canKeep />
+          <FormActions error={error} busy={busy} onCancel={() => setEditing(null)} submit="Save limits" busyLabel="Saving…" />
         </form>
       </Dialog>
 
