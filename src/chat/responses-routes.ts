@@ -22,7 +22,7 @@ export function responsesRouter(runtime: Runtime, admit: Admission, keys: KeyAut
 
   router.get("/api/v1/responses/:id", async (req, res) => {
     const principal = await keys.authenticate(req.get("authorization"), req.get("x-api-key"));
-    // The cached principal may be stale: the read itself re-checks the key (deleted or expired).
+    // The cached principal may be stale: the read itself re-checks the key (deleted or expired), in the same statement.
     const stored = await loadResponse(runtime.pool, String(req.params.id), { accountId: principal.agent.accountId, agentId: principal.agent.id, keyId: principal.keyId });
     res.json(stored.body);
   });

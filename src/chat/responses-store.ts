@@ -2,6 +2,7 @@ import type pg from "pg";
 import { sqlNames } from "../db/names.js";
 import { ApiKey, StoredResponse } from "../db/schema.js";
 import { AppError } from "../errors/app-error.js";
+import { keyExpired } from "../keys/auth.js";
 
 const R = sqlNames(StoredResponse);
 const K = sqlNames(ApiKey);
@@ -31,15 +32,18 @@ export async function loadResponse(
   const validId = /^resp_[0-9A-Za-z]{1,64}$/.test(id);
   // Only our own id shape can exist; anything else (a NUL byte would make PostgreSQL refuse the query) is simply unknown.
   if (!validId && !owner.keyId) throw notFound();
-  const { rows } = await pool.query<{ key_live: boolean; thread_id: string | null; body: Record<string, unknown> | null }>({
+  const { rows } = await pool.query<{ key_live: boolean; key_expired_at: Date | null; thread_id: string | null; body: Record<string, unknown> | null }>({
     name: "response-load",
-    text: `select ($4::text is null or exists (select 1 from ${K.table} where ${K.id} = $4 and (${K.expiresAt} is null or ${K.expiresAt} > now()))) as key_live, r.${R.thread} as thread_id, r.${R.body} as body
+    text: `select ($4::text is null or exists (select 1 from ${K.table} where ${K.id} = $4)) as key_live,
+                    (select ${K.expiresAt} from ${K.table} where ${K.id} = $4 and ${K.expiresAt} <= now()) as key_expired_at,
+                    r.${R.thread} as thread_id, r.${R.body} as body
              from (select 1) one
              left join ${R.table} r on r.${R.id} = $1 and r.${R.account} = $2 and r.${R.agent} = $3`,
     values: [validId ? id : null, owner.accountId, owner.agentId, owner.keyId ?? null],
   });
   const row = rows[0]!;
   if (!row.key_live) throw new AppError("invalid_api_key", "Invalid API key");
+  if (row.key_expired_at) throw keyExpired(row.key_expired_at);
   if (!row.body) throw notFound();
   return { threadId: row.thread_id!, body: row.body };
 }
