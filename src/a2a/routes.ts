@@ -145,6 +145,9 @@ export const a2aRoutes: RouteModule = (runtime) => {
     if (e?.type === "entity.parse.failed") return res.status(200).json({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Invalid JSON payload" } });
     if (e?.type === "entity.too.large") return reply(res, legacy, null, new AppError("payload_too_large", `The request body is larger than ${MAX_BODY}`));
     if (err instanceof AppError) return reply(res, legacy, null, err);
+    // Any other refusal of the body (an unsupported encoding or charset, an aborted upload).
+    const status = (err as { status?: number })?.status;
+    if (typeof status === "number" && status >= 400 && status < 500) return res.status(status).json({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "The request body could not be read" } });
     next(err);
   };
   router.use(bodyErrors);
