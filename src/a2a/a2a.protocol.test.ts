@@ -107,6 +107,26 @@ describe("A2A JSON-RPC semantics", () => {
     expect((await rpc(app.url, agent, key, "NoSuchMethod", {})).body.error.code).toBe(-32601);
   });
 
+  it("text PostgreSQL cannot store (NUL, lone surrogates) in ids and messages is Invalid params, never a 500", async () => {
+    const nul = "a\u0000b";
+    const cases: [string, string, string, unknown][] = [
+      [agent, key, "GetTask", { id: nul }],
+      [agent, key, "SubscribeToTask", { id: nul }],
+      [agent, key, "CancelTask", { id: nul }],
+      [agent, key, "SendMessage", message("hi", { contextId: nul })],
+      [agent, key, "SendMessage", message(`hi ${nul}`)],
+      [jobAgent, jobKey, "SendMessage", { message: { messageId: nul, role: "ROLE_USER", parts: [{ text: "x" }] }, configuration: { returnImmediately: true } }],
+      [jobAgent, jobKey, "SendMessage", { message: { messageId: "m-nul", role: "ROLE_USER", parts: [{ data: { s: nul } }] }, configuration: { returnImmediately: true } }],
+      [agent, key, "ListTasks", { contextId: nul }],
+      [jobAgent, jobKey, "SendMessage", { message: { messageId: "m-surrogate", role: "ROLE_USER", parts: [{ data: { s: "\ud800" } }] }, configuration: { returnImmediately: true } }],
+    ];
+    for (const [a, k, method, params] of cases) {
+      const r = await rpc(app.url, a, k, method, params);
+      expect(r.status, `${method} ${JSON.stringify(params)}`).toBeLessThan(500);
+      expect(r.body.error?.code ?? r.body[0]?.error?.code, `${method} ${JSON.stringify(params)}`).toBe(-32602);
+    }
+  });
+
   it("a task started on one API instance is followed to its end from the other (job events and chat task NOTIFYs cross instances)", async () => {
     const started = await rpc(app.url, jobAgent, jobKey, "SendMessage", { ...message("go"), configuration: { returnImmediately: true } });
     const id = started.body.result.task.id;

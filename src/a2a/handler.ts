@@ -20,6 +20,8 @@ import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server";
 import { PushNotificationNotSupportedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from "@a2a-js/sdk/errors";
 import { Repeater } from "@graphql-yoga/subscription";
 import { AppError } from "../errors/app-error.js";
+import { unavailableError } from "../errors/unavailable.js";
+import { unstorableTextError } from "../errors/unstorable.js";
 import { decodeCursor, encodeCursor } from "../graphql/connection.js";
 import { newId } from "../infra/ids.js";
 import { startAgentJob } from "../agent-jobs/start.js";
@@ -54,6 +56,16 @@ const isTerminal = (row: TaskRow) => TERMINAL_STATES.includes(row.state);
 const statusEvent = (task: Task): StreamResponse => ({ payload: { $case: "statusUpdate", value: { taskId: task.id, contextId: task.contextId, status: task.status, metadata: undefined } } });
 const taskEvent = (task: Task): StreamResponse => ({ payload: { $case: "task", value: task } });
 
+/**
+ * Notes a gateway error for the route (the SDK would report it as an internal error). Text
+ * PostgreSQL cannot store and a database outage are the same 400 / 503 as on every other route.
+ */
+function noteFailure(s: CallState, err: unknown): unknown {
+  const known = err instanceof AppError ? err : (unstorableTextError(err) ?? unavailableError(err));
+  if (known) s.failure = known;
+  return known ?? err;
+}
+
 function callState(context: ServerCallContext): CallState {
   const s = context.state.get(CALL_STATE) as CallState | undefined;
   if (!s) throw new Error("A2A call without its call state");
@@ -81,8 +93,7 @@ export class GatewayA2AHandler implements A2ARequestHandler {
     try {
       return await fn(s);
     } catch (err) {
-      if (err instanceof AppError) s.failure = err;
-      throw err;
+      throw noteFailure(s, err);
     }
   }
 
@@ -260,8 +271,7 @@ export class GatewayA2AHandler implements A2ARequestHandler {
         await body(s, push, abort.signal);
         stop();
       } catch (err) {
-        if (err instanceof AppError) s.failure = err;
-        stop(err);
+        stop(noteFailure(s, err));
       }
     });
     return (async function* () {
