@@ -22,7 +22,7 @@ import { Repeater } from "@graphql-yoga/subscription";
 import { AppError } from "../errors/app-error.js";
 import { unavailableError } from "../errors/unavailable.js";
 import { unstorableTextError } from "../errors/unstorable.js";
-import { decodeCursor, encodeCursor } from "../graphql/connection.js";
+import { decodeCursor, encodeCursor } from "../graphql/cursor.js";
 import { newId } from "../infra/ids.js";
 import { startAgentJob } from "../agent-jobs/start.js";
 import { cancelJob } from "../jobs/control.js";
