@@ -37,7 +37,7 @@ export async function startChatTask(
   runtime: Runtime,
   principal: KeyPrincipal,
   message: Message,
-  hooks: { onRateLimit?: (s: RateLimitState) => void; onDelta?: (text: string) => void } = {},
+  hooks: { onRateLimit?: (s: RateLimitState) => void; onDelta?: (text: string) => void; blocking?: boolean } = {},
 ): Promise<StartedChatTask> {
   const chat = parseChatRequest({ messages: [{ role: "user", content: chatContent(message) }], ...(message.contextId ? { thread_id: message.contextId } : {}) });
   const model = chooseModel(principal.agent, null);
@@ -59,7 +59,7 @@ export async function startChatTask(
   );
   // Refused before it started (402, 429, thread_busy, an unknown thread): the caller's error.
   const { threadId } = await Promise.race([started, turn.then(() => started)]);
-  const inserted = insertChatTask(runtime.pool, { accountId: principal.agent.accountId, agentId: principal.agent.id, contextId: threadId, request: storedRequest(message, true) });
+  const inserted = insertChatTask(runtime.pool, { accountId: principal.agent.accountId, agentId: principal.agent.id, contextId: threadId, request: storedRequest(message, true), durable: !hooks.blocking });
   let ended = false;
   const end = async (state: "completed" | "failed" | "canceled", answer: string | null, error: string | null) => {
     ended = true;

@@ -75,6 +75,7 @@ function callState(context: ServerCallContext): CallState {
 export class GatewayA2AHandler implements A2ARequestHandler {
   constructor(
     private readonly runtime: Runtime,
+    /** The card as the SDK's transports read it (versions, capabilities). */
     private readonly card: () => Promise<AgentCard>,
   ) {}
 
@@ -131,11 +132,12 @@ export class GatewayA2AHandler implements A2ARequestHandler {
 
   /** Starts the task of a message: a chat turn or a job. */
   private async start(s: CallState, params: SendMessageRequest, onDelta?: (text: string) => void): Promise<{ taskId: string; done?: Promise<void> }> {
+    const blocking = onDelta === undefined && !params.configuration?.returnImmediately;
     const m = this.checkMessage(params);
     await this.refuseFollowUp(s, m);
     const { principal } = s;
     if (!principal.automation) {
-      const t = await startChatTask(this.runtime, principal, m, { onRateLimit: s.onRateLimit, onDelta });
+      const t = await startChatTask(this.runtime, principal, m, { onRateLimit: s.onRateLimit, onDelta, blocking });
       await this.keepPushConfig(params, t.taskId);
       return { taskId: t.taskId, done: t.done };
     }

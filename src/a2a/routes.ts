@@ -54,16 +54,16 @@ export const a2aRoutes: RouteModule = (runtime) => {
   router.get("/api/a2a/:agentId/.well-known/agent-card.json", card(false));
   router.get("/api/a2a/:agentId/.well-known/agent.json", card(true));
 
-  const handlers = new Map<string, GatewayA2AHandler>();
-  const handlerFor = (agentId: string) => {
-    let h = handlers.get(agentId);
-    if (!h) {
-      h = new GatewayA2AHandler(runtime, async () => AgentCard.fromJSON(v1Card(await publicAgent(runtime, agentId), runtime.config.publicBaseUrl)));
-      if (handlers.size > 10_000) handlers.clear();
-      handlers.set(agentId, h);
-    }
-    return h;
-  };
+  // What the SDK's transports read of the card on each call (the versions and streaming) is the
+  // same for every agent: no database read per call for it.
+  const capabilities = AgentCard.fromJSON({
+    supportedInterfaces: [
+      { url: runtime.config.publicBaseUrl, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+      { url: runtime.config.publicBaseUrl, protocolBinding: "JSONRPC", protocolVersion: "0.3" },
+    ],
+    capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: false },
+  });
+  const handler = new GatewayA2AHandler(runtime, async () => capabilities);
 
   const reply = (res: Response, legacy: boolean, id: unknown, err: unknown, fallback?: JsonRpcError) => {
     let status = 200;
@@ -98,14 +98,12 @@ export const a2aRoutes: RouteModule = (runtime) => {
     },
     express.json({ limit: MAX_BODY, type: () => true }),
     async (req, res) => {
-      const agentId = String(req.params.agentId);
       const version = req.get("a2a-version") || "0.3";
       const legacy = isLegacy(version);
       const body = req.body as { id?: unknown; method?: unknown } | undefined;
       const rpcId = typeof body === "object" && body !== null && (typeof body.id === "string" || typeof body.id === "number") ? body.id : null;
-      const handler = handlerFor(agentId);
       try {
-        validateVersion(version, await handler.getAgentCard(), "JSONRPC");
+        validateVersion(version, capabilities, "JSONRPC");
       } catch (err) {
         reply(res, false, rpcId, err);
         return;

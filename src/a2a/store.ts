@@ -2,6 +2,7 @@ import type pg from "pg";
 import { A2aPushConfig, A2aTask, AuditEntry, Job, Thread } from "../db/schema.js";
 import { sqlNames } from "../db/names.js";
 import { newId } from "../infra/ids.js";
+import { ASYNC_COMMIT_CTE } from "../db/statement.js";
 
 /**
  * The A2A task records (table a2a_tasks). A chat task's state is its own; a job task's state is
@@ -55,11 +56,17 @@ const COLUMNS = `t.${T.id} as id, t.${T.contextId} as "contextId", t.${T.kind} a
 
 const FROM = `${T.table} t left join ${J.table} j on j.${J.id} = t.${T.id}`;
 
-export async function insertChatTask(db: pg.Pool, t: { accountId: string; agentId: string; contextId: string; request: Record<string, unknown> }): Promise<string> {
+/**
+ * A chat task's record. `durable: false` commits without waiting for the WAL flush
+ * (ASYNC_COMMIT_CTE): for a blocking send, whose task id leaves only after the synchronous
+ * commit of the task's end (which flushes this too).
+ */
+export async function insertChatTask(db: pg.Pool, t: { accountId: string; agentId: string; contextId: string; request: Record<string, unknown>; durable: boolean }): Promise<string> {
   const id = newId("tsk");
   await db.query(
-    `insert into ${T.table} (${T.id}, ${T.account}, ${T.agent}, ${T.contextId}, ${T.kind}, ${T.state}, ${T.request}, ${T.createdAt}, ${T.updatedAt})
-     values ($1, $2, $3, $4, 'chat', 'working', $5::jsonb, now(), now())`,
+    `with ${t.durable ? "" : `${ASYNC_COMMIT_CTE}, `}i as (insert into ${T.table} (${T.id}, ${T.account}, ${T.agent}, ${T.contextId}, ${T.kind}, ${T.state}, ${T.request}, ${T.createdAt}, ${T.updatedAt})
+       values ($1, $2, $3, $4, 'chat', 'working', $5::jsonb, now(), now()) returning 1)
+     select (select count(*) from i)${t.durable ? "" : ", (select async_commit from async_commit)"}`,
     [id, t.accountId, t.agentId, t.contextId, JSON.stringify(t.request)],
   );
   return id;
