@@ -208,6 +208,10 @@ export type ITriggerSecret = InferEntity<typeof TriggerSecret>;
 export const JOB_STATUSES = ["queued", "running", "done", "failed"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
+/** What started a job (DESIGN §18): a trigger's webhook, a schedule, an A2A or MCP call, a replay. */
+export const JOB_SOURCES = ["webhook", "schedule", "a2a", "mcp", "replay"] as const;
+export type JobSource = (typeof JOB_SOURCES)[number];
+
 export const Job = defineEntity({
   name: "Job",
   tableName: "jobs",
@@ -217,6 +221,7 @@ export const Job = defineEntity({
     agent: () => p.manyToOne(Agent).deleteRule("cascade"),
     trigger: () => p.manyToOne(Trigger).deleteRule("set null").nullable(),
     status: p.enum(JOB_STATUSES).default("queued"),
+    source: p.enum(JOB_SOURCES).default("webhook"),
     threadId: p.string().nullable(),
     result: p.json<unknown>().nullable(),
     error: p.text().nullable(),
@@ -289,6 +294,69 @@ export const IdempotencyRecord = defineEntity({
   primaryKeys: ["trigger", "key"],
 });
 export type IIdempotencyRecord = InferEntity<typeof IdempotencyRecord>;
+
+/**
+ * Idempotency of jobs started without a trigger (A2A `messageId`, MCP): scoped per agent and
+ * source, kept 24 hours like a webhook's record.
+ */
+export const AgentIdempotencyRecord = defineEntity({
+  name: "AgentIdempotencyRecord",
+  tableName: "agent_idempotency_records",
+  properties: {
+    agent: () => p.manyToOne(Agent).deleteRule("cascade").primary(),
+    source: p.enum(JOB_SOURCES).primary(),
+    key: p.string().length(255).primary(),
+    job: () => p.manyToOne(Job).deleteRule("cascade"),
+    expiresAt: p.datetime().index(),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+  },
+  primaryKeys: ["agent", "source", "key"],
+});
+export type IAgentIdempotencyRecord = InferEntity<typeof AgentIdempotencyRecord>;
+
+/**
+ * An A2A task (DESIGN §15). A chat agent's task is a chat turn: its state, answer and error live
+ * here. An automation agent's task is a job (same id): its state and result are the job's, this
+ * row keeps what A2A needs besides (context, the request message).
+ */
+export const A2aTask = defineEntity({
+  name: "A2aTask",
+  tableName: "a2a_tasks",
+  properties: {
+    ...agentOwned(),
+    contextId: p.string().length(255),
+    /** `chat` (a turn on thread `contextId`) or `job` (the job with this id). */
+    kind: p.string().length(10),
+    /** Chat tasks: submitted | working | completed | failed | canceled. Job tasks: null (the job's). */
+    state: p.string().length(20).nullable(),
+    /** The user's message as sent (A2A JSON), the task's history with the answer. */
+    request: p.json<Record<string, unknown>>(),
+    answer: p.text().nullable(),
+    error: p.text().nullable(),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+    updatedAt: p.datetime().onCreate(now).defaultRaw("now()"),
+  },
+  indexes: [{ name: "a2a_tasks_agent_updated_idx", properties: ["agent", "updatedAt", "id"] }],
+});
+export type IA2aTask = InferEntity<typeof A2aTask>;
+
+/**
+ * A push notification config given with an A2A message (`configuration.taskPushNotificationConfig`):
+ * stored for the outbound delivery engine (DESIGN §17), not delivered yet.
+ */
+export const A2aPushConfig = defineEntity({
+  name: "A2aPushConfig",
+  tableName: "a2a_push_configs",
+  properties: {
+    id: p.string().primary(),
+    task: () => p.manyToOne(A2aTask).deleteRule("cascade").index(),
+    url: p.text(),
+    token: p.text().nullable(),
+    authentication: p.json<Record<string, unknown>>().nullable(),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+  },
+});
+export type IA2aPushConfig = InferEntity<typeof A2aPushConfig>;
 
 export const AuditEntry = defineEntity({
   name: "AuditEntry",
@@ -378,6 +446,9 @@ export const entities = [
   Job,
   JobStep,
   IdempotencyRecord,
+  AgentIdempotencyRecord,
+  A2aTask,
+  A2aPushConfig,
   AuditEntry,
   LedgerEntry,
   RateLimitWindow,

@@ -17,6 +17,8 @@ export interface KeyPrincipal {
   keyId: string;
   agent: AgentInfo;
   rateLimitPerMinute: number;
+  /** The key's agent has a script (an automation agent); refreshed with the agent fields. */
+  automation: boolean;
 }
 
 interface Entry {
@@ -110,9 +112,11 @@ async function load(pool: pg.Pool, hash: string, installationDefault: number): P
     allowed_models: string[] | null;
     fallback_models: string[] | null;
     expires_at: Date | null;
+    automation: boolean;
   }>(
     `select k.id, k.account_id, k.agent_id, k.expires_at, coalesce(k.rate_limit_per_minute, acc.default_rate_limit_per_minute) as limit,
-            a.instructions, a.default_model, a.allowed_models, a.fallback_models
+            a.instructions, a.default_model, a.allowed_models, a.fallback_models,
+            a.script is not null as automation
        from api_keys k join agents a on a.id = k.agent_id join accounts acc on acc.id = k.account_id
       where k.key_hash = $1`,
     [hash],
@@ -127,6 +131,7 @@ async function load(pool: pg.Pool, hash: string, installationDefault: number): P
     principal: {
       keyId: r.id,
       rateLimitPerMinute: r.limit ?? installationDefault,
+      automation: r.automation,
       agent: { id: r.agent_id, accountId: r.account_id, instructions: r.instructions, defaultModel: r.default_model, allowedModels: r.allowed_models, fallbackModels: r.fallback_models },
     },
   };
