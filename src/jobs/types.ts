@@ -28,6 +28,7 @@ export class JobType {
   @Field(() => JobStatusEnum) status!: JobStatusEnum;
   @Field(() => JobSourceEnum) source!: JobSourceEnum;
   @Field(() => ID, { nullable: true }) triggerId!: string | null;
+  @Field(() => ID, { nullable: true, description: "The schedule that fired the job (source SCHEDULE); kept after the schedule is deleted" }) scheduleId!: string | null;
   @Field(() => ID) agentId!: string;
   @Field(() => ID, { nullable: true }) threadId!: string | null;
   @Field(() => GraphQLJSON, { nullable: true }) result!: unknown;
@@ -46,6 +47,7 @@ export class JobType {
       status: toStatus(job.status),
       source: job.source as JobSourceEnum,
       triggerId: job.triggerId,
+      scheduleId: job.scheduleId ?? null,
       agentId: job.agentId,
       threadId: job.threadId,
       result: job.result ?? null,
@@ -65,6 +67,7 @@ export class JobType {
 export class JobStatusEventType {
   @Field(() => ID) jobId!: string;
   @Field(() => ID, { nullable: true }) triggerId!: string | null;
+  @Field(() => ID, { nullable: true, description: "The schedule that fired the job (source SCHEDULE); kept after the schedule is deleted" }) scheduleId!: string | null;
   @Field(() => ID) agentId!: string;
   @Field(() => JobStatusEnum) status!: JobStatusEnum;
   @Field(() => String, { nullable: true }) error!: string | null;
