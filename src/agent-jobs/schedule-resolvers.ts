@@ -63,6 +63,8 @@ export class ScheduleResolver {
 
   @FieldResolver(() => [Date], { description: "The next firing times (none while paused), from Temporal; empty when Temporal cannot be asked" })
   async nextRunTimes(@Root() schedule: ScheduleType, @Arg("first", () => Int, { nullable: true, defaultValue: 5 }) first: number, @Ctx() ctx: GraphQLContext): Promise<Date[]> {
+    // Temporal still computes the times of a paused schedule: they are not runs.
+    if (schedule.paused) return [];
     const times = await nextRunTimes(ctx.runtime, schedule.id);
     return times.slice(0, Math.min(Math.max(first ?? 5, 0), MAX_NEXT));
   }
