@@ -27,7 +27,7 @@ interface ScheduleJob {
   scheduleId: string | null;
 }
 
-describe("schedules (DESIGN §18)", () => {
+describe("schedules (DESIGN §18)", { timeout: 180_000 }, () => {
   let app: TestApp;
   let admin: string;
   let agentId: string;
