@@ -13,6 +13,10 @@ import type { ClockSpec } from "./spec.js";
  */
 
 const GRPC_INVALID_ARGUMENT = 3;
+/** A request waits at most this long for Temporal (the SDK otherwise retries an unreachable server for ~20 s). */
+const CLOCK_DEADLINE_MS = 5000;
+
+const withDeadline = <T>(runtime: Runtime, fn: () => Promise<T>): Promise<T> => runtime.temporal.connection.withDeadline(Date.now() + CLOCK_DEADLINE_MS, fn);
 
 function grpcCode(err: unknown, depth = 0): number | undefined {
   if (!err || typeof err !== "object" || depth > 5) return undefined;
@@ -36,13 +40,13 @@ const OVERLAP: Record<ScheduleOverlap, ScheduleOverlapPolicy> = { skip: "SKIP", 
 /** Creates the Temporal Schedule; one that already exists under this id (a retried create) is kept. */
 export async function createClock(runtime: Runtime, scheduleId: string, clock: ClockSpec, overlap: ScheduleOverlap, paused: boolean): Promise<void> {
   try {
-    await runtime.temporal.client.schedule.create({
+    await withDeadline(runtime, () => runtime.temporal.client.schedule.create({
       scheduleId,
       spec: temporalSpec(clock),
       action: { type: "startWorkflow", workflowType: SCHEDULED_RUN_WORKFLOW, workflowId: scheduleId, taskQueue: runtime.config.temporal.taskQueue, args: [scheduleId] },
       policies: { overlap: OVERLAP[overlap], catchupWindow: "1 minute" },
       state: { paused },
-    });
+    }));
   } catch (err) {
     if (err instanceof ScheduleAlreadyRunning) return;
     if (grpcCode(err) === GRPC_INVALID_ARGUMENT) {
@@ -56,8 +60,7 @@ export async function createClock(runtime: Runtime, scheduleId: string, clock: C
 export async function setClockPaused(runtime: Runtime, scheduleId: string, paused: boolean): Promise<void> {
   const handle = runtime.temporal.client.schedule.getHandle(scheduleId);
   try {
-    if (paused) await handle.pause("paused through the API");
-    else await handle.unpause("resumed through the API");
+    await withDeadline(runtime, () => (paused ? handle.pause("paused through the API") : handle.unpause("resumed through the API")));
   } catch (err) {
     throw unavailable(err);
   }
@@ -66,7 +69,7 @@ export async function setClockPaused(runtime: Runtime, scheduleId: string, pause
 /** Deletes the Temporal Schedule; one that is already gone counts as deleted. */
 export async function deleteClock(runtime: Runtime, scheduleId: string): Promise<void> {
   try {
-    await runtime.temporal.client.schedule.getHandle(scheduleId).delete();
+    await withDeadline(runtime, () => runtime.temporal.client.schedule.getHandle(scheduleId).delete());
   } catch (err) {
     if (err instanceof ScheduleNotFoundError) return;
     throw unavailable(err);
@@ -76,7 +79,7 @@ export async function deleteClock(runtime: Runtime, scheduleId: string): Promise
 /** The next firing times Temporal computed (none while paused); an empty list when Temporal cannot be asked. */
 export async function nextRunTimes(runtime: Runtime, scheduleId: string): Promise<Date[]> {
   try {
-    return (await runtime.temporal.client.schedule.getHandle(scheduleId).describe()).info.nextActionTimes;
+    return (await withDeadline(runtime, () => runtime.temporal.client.schedule.getHandle(scheduleId).describe())).info.nextActionTimes;
   } catch (err) {
     runtime.log.warn({ err: String(err), scheduleId }, "could not describe the schedule");
     return [];
