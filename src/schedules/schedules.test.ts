@@ -126,6 +126,22 @@ describe("schedules (DESIGN §18)", { timeout: 180_000 }, () => {
     await gql(app.url, admin, `mutation($id: ID!) { deleteSchedule(id: $id) }`, { id: s.id });
   });
 
+  it("any JSON payload reaches the job unchanged; one jsonb cannot store is BAD_USER_INPUT", async () => {
+    for (const payload of ["hello", 42, null, [1, { a: true }], { nested: { list: ["x"] } }]) {
+      const s = (await create({ agentId, cron: "0 0 1 1 *", payload })).data.createSchedule;
+      expect(s.payload).toEqual(payload);
+      const job = (await gql(app.url, admin, `mutation($id: ID!) { runScheduleNow(id: $id) { id } }`, { id: s.id })).data.runScheduleNow;
+      const result = await until("the job's result", async () => {
+        const r = await gql(app.url, admin, `query($id: ID!) { job(id: $id) { status result } }`, { id: job.id });
+        return r.data.job.status === "DONE" ? r.data.job.result : undefined;
+      });
+      expect(result).toEqual({ tick: payload });
+      await gql(app.url, admin, `mutation($id: ID!) { deleteSchedule(id: $id) }`, { id: s.id });
+    }
+    const nul = await create({ agentId, every: "1h", payload: { text: "a\u0000b" } });
+    expect(nul.errors?.[0]?.extensions?.code).toBe("BAD_USER_INPUT");
+  });
+
   it("is scoped to the account: another account neither sees nor changes it", async () => {
     const s = (await create({ agentId, cron: "0 0 1 1 *", timezone: "Europe/Berlin" })).data.createSchedule;
     expect(s).toMatchObject({ cron: "0 0 1 1 *", every: null, timezone: "Europe/Berlin" });
