@@ -49,8 +49,9 @@ export async function createClock(runtime: Runtime, scheduleId: string, clock: C
     }));
   } catch (err) {
     if (err instanceof ScheduleAlreadyRunning) return;
-    if (grpcCode(err) === GRPC_INVALID_ARGUMENT) {
-      const param = clock.cron !== null ? "cron" : "every";
+    // The SDK turns the server's INVALID_ARGUMENT into a TypeError carrying the server's words.
+    if (err instanceof TypeError || grpcCode(err) === GRPC_INVALID_ARGUMENT) {
+      const param = /time ?zone|location/i.test(String(err)) ? "timezone" : clock.cron !== null ? "cron" : "every";
       throw new AppError("validation_failed", `${param}: Temporal does not accept this schedule (${err instanceof Error ? err.message : "invalid"})`, { param });
     }
     throw unavailable(err);

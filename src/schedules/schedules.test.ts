@@ -6,6 +6,7 @@ import { createAccount } from "../../test/helpers/graphql.js";
 import { createAgent, gql } from "../../test/helpers/webhooks.js";
 import { jsonValue, oddString } from "../../test/fuzz/arbitraries.js";
 import { createScheduleActivities } from "../agent-jobs/scheduled-run.js";
+import { createClock } from "./clock.js";
 
 const SCRIPT = `export default async function run(input) { return { tick: input }; }`;
 const SCHEDULE_FIELDS = `id agentId cron every timezone paused description overlap payload`;
@@ -173,6 +174,17 @@ describe("schedules (DESIGN §18)", { timeout: 180_000 }, () => {
       const r = await create(input);
       expect(r.errors?.[0]?.extensions, JSON.stringify(input)).toMatchObject({ code: "BAD_USER_INPUT", param });
     }
+    // What our validator accepts, Temporal accepts too (the grammar's corners).
+    for (const cron of ["0,30 8-18/2 1 JAN,jul *", "*/5 * * * MON-FRI", "59 23 31 12 6", "0 0 * * sun", "5-10/5 0-23 1-31/10 1-12 0-6"]) {
+      const ok = await create({ agentId, cron, timezone: "America/New_York" });
+      expect(ok.errors, cron).toBeUndefined();
+      await gql(app.url, admin, `mutation($id: ID!) { deleteSchedule(id: $id) }`, { id: ok.data.createSchedule.id });
+    }
+    // Should the validator ever let through what Temporal refuses, the refusal is still BAD_USER_INPUT.
+    await expect(createClock(app.runtime, `sch_refused${Date.now()}`, { cron: "61 * * * *", everySeconds: null, timezone: "UTC" }, "skip", false)).rejects.toMatchObject({
+      code: "validation_failed",
+      param: "cron",
+    });
     const { rows } = await app.runtime.pool.query("select count(*)::int as n from schedules where agent_id = $1", [chat]);
     expect(rows[0].n).toBe(0);
 
