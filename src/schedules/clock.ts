@@ -58,11 +58,14 @@ export async function createClock(runtime: Runtime, scheduleId: string, clock: C
   }
 }
 
-export async function setClockPaused(runtime: Runtime, scheduleId: string, paused: boolean): Promise<void> {
+/** Pauses or resumes the Temporal Schedule; false when Temporal no longer has it (the caller recreates it). */
+export async function setClockPaused(runtime: Runtime, scheduleId: string, paused: boolean): Promise<boolean> {
   const handle = runtime.temporal.client.schedule.getHandle(scheduleId);
   try {
     await withDeadline(runtime, () => (paused ? handle.pause("paused through the API") : handle.unpause("resumed through the API")));
+    return true;
   } catch (err) {
+    if (err instanceof ScheduleNotFoundError) return false;
     throw unavailable(err);
   }
 }

@@ -87,7 +87,10 @@ describe("schedules (DESIGN §18)", { timeout: 180_000 }, () => {
     expect(now.data.runScheduleNow).toMatchObject({ source: "SCHEDULE", scheduleId: s.id });
     await until("the run-now job done", async () => ((await doneJobs(s.id)).some((j) => j.id === now.data.runScheduleNow.id) ? true : undefined));
 
+    // Temporal lost the clock meanwhile (its data reset): resume makes it again from the row.
+    await clockOf(s.id).delete();
     await gql(app.url, admin, `mutation($id: ID!) { resumeSchedule(id: $id) { paused } }`, { id: s.id });
+    expect((await clockOf(s.id).describe()).state.paused).toBe(false);
     await until("a firing after resume", async () => ((await jobsOf(s.id)).length >= before + 2 ? true : undefined));
     await gql(app.url, admin, `mutation($id: ID!) { deleteSchedule(id: $id) }`, { id: s.id });
   });

@@ -12,6 +12,7 @@ import { parseClock, parseDescription, parseOverlap, parsePayload, type ClockInp
  * - create: row first, then the clock; if Temporal refuses or is down the row is removed again
  *   and the caller gets the error (no schedule that exists on one side only);
  * - pause/resume/delete: the clock first, then the row; Temporal down = 503, nothing changed;
+ *   a clock Temporal no longer has is created again from the row by pause/resume;
  * - a firing whose row is gone (agent or account deleted while Temporal was down) creates no job
  *   and deletes its clock (agent-jobs/scheduled-run.ts); a firing of a paused row creates none.
  */
@@ -64,7 +65,10 @@ export async function createSchedule(runtime: Runtime, em: EntityManager, accoun
 
 export async function setSchedulePaused(runtime: Runtime, em: EntityManager, accountId: string, id: string, paused: boolean): Promise<ISchedule> {
   const schedule = await requireSchedule(em, accountId, id);
-  await setClockPaused(runtime, id, paused);
+  // Temporal lost the schedule (its data was reset): the row is the truth, the clock is made again.
+  if (!(await setClockPaused(runtime, id, paused))) {
+    await createClock(runtime, id, { cron: schedule.cron ?? null, everySeconds: schedule.everySeconds ?? null, timezone: schedule.timezone }, schedule.overlap, paused);
+  }
   schedule.paused = paused;
   await em.flush();
   return schedule;
