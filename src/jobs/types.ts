@@ -67,7 +67,6 @@ export class JobType {
 export class JobStatusEventType {
   @Field(() => ID) jobId!: string;
   @Field(() => ID, { nullable: true }) triggerId!: string | null;
-  @Field(() => ID, { nullable: true, description: "The schedule that fired the job (source SCHEDULE); kept after the schedule is deleted" }) scheduleId!: string | null;
   @Field(() => ID) agentId!: string;
   @Field(() => JobStatusEnum) status!: JobStatusEnum;
   @Field(() => String, { nullable: true }) error!: string | null;
