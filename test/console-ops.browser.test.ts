@@ -191,4 +191,40 @@ describe("console operations pages in Chromium", () => {
     expect(res.status).toBe(401);
     await shot("ops-07-admin-tokens");
   });
+  it("schedules: on an automation agent's page, create an interval schedule (it fires), a bad one is refused, then pause it", async () => {
+    const clock = await newAgent(app.url, admin, { name: "Clock", script: `export default async function run(input) { return { tick: input }; }` });
+    await page.goto(`${app.url}/#/agents/${clock}`);
+    const panel = page.locator("#schedules");
+    await panel.getByRole("heading", { name: "Schedules" }).waitFor();
+    await panel.getByRole("button", { name: "Create schedule" }).click();
+    let dialog = page.getByRole("dialog", { name: "Create a schedule" });
+    await dialog.getByLabel("Every", { exact: true }).fill("2s");
+    await dialog.getByLabel("Time zone").fill("Europe/Berlin");
+    await dialog.getByLabel("Payload (JSON)").fill('{"from":"console"}');
+    await dialog.getByLabel("Description (optional)").fill("console clock");
+    await dialog.getByRole("button", { name: "Create schedule" }).click();
+    const row = panel.locator("li", { hasText: "every 2s" });
+    await row.getByText("Next runs:").waitFor();
+    const { rows } = await app.runtime.pool.query<{ id: string }>("select id from schedules where agent_id = $1", [clock]);
+    const id = rows[0]!.id;
+    // It fires: a done job with source SCHEDULE appears among its recent runs.
+    for (let i = 0; (await must(app.url, admin, `query($id: ID!) { schedule(id: $id) { recentJobs { status source } } }`, { id })).schedule.recentJobs.every((j: { status: string }) => j.status !== "DONE"); i++) {
+      expect(i).toBeLessThan(600);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await shot("ops-08-schedule-created");
+
+    await panel.getByRole("button", { name: "Create schedule" }).click();
+    dialog = page.getByRole("dialog", { name: "Create a schedule" });
+    await dialog.getByLabel("Every", { exact: true }).fill("10ms");
+    await dialog.getByRole("button", { name: "Create schedule" }).click();
+    await dialog.getByText("at least 1 second").waitFor();
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+
+    await row.getByRole("button", { name: "Pause" }).click();
+    await row.locator(".badge", { hasText: "paused" }).waitFor();
+    await row.getByRole("button", { name: "Resume" }).waitFor();
+    expect((await app.runtime.temporal.client.schedule.getHandle(id).describe()).state.paused).toBe(true);
+    await shot("ops-09-schedule-paused");
+  });
 });

@@ -6,6 +6,8 @@
 
 export const AGENT_RUN_WORKFLOW = "agentRun";
 export const PURGE_WORKFLOW = "purgePayloads";
+/** Started by a schedule's Temporal Schedule at each firing: creates the job, waits for its end. */
+export const SCHEDULED_RUN_WORKFLOW = "scheduledRun";
 
 /** Failure types the workflow never retries: the same input would fail the same way. */
 export const FAILURE = {

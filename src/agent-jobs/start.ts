@@ -6,7 +6,9 @@ import { acceptJob } from "../webhooks/accept.js";
 export interface StartAgentJob {
   accountId: string;
   agentId: string;
-  source: "a2a" | "mcp";
+  source: "a2a" | "mcp" | "schedule";
+  /** The schedule that fired the job (source `schedule`). */
+  scheduleId?: string | null;
   /** The run's payload (`ctx.payload`) as JSON text; it must parse as JSON. */
   payloadText: string;
   /** Idempotency within 24 hours per agent and source (A2A: the message id); null for none. */
@@ -14,7 +16,7 @@ export interface StartAgentJob {
 }
 
 /**
- * Starts a run of an automation agent without a trigger (A2A SendMessage, the MCP `run` tool):
+ * Starts a run of an automation agent without a trigger (A2A SendMessage, the MCP `run` tool, a schedule's firing):
  * the same group-committed ingest as a webhook (job + audit entry + idempotency record in one
  * statement, then the dispatcher's workflow start), so it is retained, logged, billed,
  * cancellable and replayable like any job. A repeated key answers with the first job and its
@@ -27,7 +29,7 @@ export async function startAgentJob(runtime: Runtime, input: StartAgentJob): Pro
     throw new AppError("invalid_json", "The job payload is not valid JSON");
   }
   try {
-    return await acceptJob(runtime, { triggerId: null, accountId: input.accountId, agentId: input.agentId, source: input.source }, input.payloadText, input.idempotencyKey);
+    return await acceptJob(runtime, { triggerId: null, accountId: input.accountId, agentId: input.agentId, source: input.source, scheduleId: input.scheduleId ?? null }, input.payloadText, input.idempotencyKey);
   } catch (err) {
     // The ingest's foreign-key failure names the trigger; a job without one lost its agent.
     if (err instanceof AppError && err.code === "trigger_not_found") throw new AppError("not_found", "Agent not found");

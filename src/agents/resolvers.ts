@@ -3,6 +3,7 @@ import { AppError } from "../errors/app-error.js";
 import { accountOf, type GraphQLContext } from "../graphql/context.js";
 import { AgentType, CreateAgentInput, UpdateAgentInput } from "./types.js";
 import { createAgent, deleteAgent, findAgent, listAgents, updateAgent } from "./service.js";
+import { deleteAgentClocks } from "../schedules/service.js";
 
 @Resolver(() => AgentType)
 export class AgentResolver {
@@ -32,8 +33,10 @@ export class AgentResolver {
     return AgentType.from(await updateAgent(ctx.em, accountOf(ctx), id, input, ctx.runtime.validateScript));
   }
 
-  @Mutation(() => Boolean, { description: "Deletes the agent with its keys, threads and triggers" })
+  @Mutation(() => Boolean, { description: "Deletes the agent with its keys, threads, triggers and schedules (their Temporal Schedules too)" })
   async deleteAgent(@Arg("id", () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<boolean> {
+    // The clocks first: once the rows are gone (cascade) nothing would know their ids.
+    await deleteAgentClocks(ctx.runtime, ctx.em, accountOf(ctx), id);
     const deleted = await deleteAgent(ctx.em, accountOf(ctx), id);
     if (!deleted) throw new AppError("not_found", `Agent ${id} not found`);
     return true;

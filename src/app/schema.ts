@@ -12,10 +12,11 @@ import { BillingResolver } from "../billing/resolvers.js";
 import { TriggerJobsResolver } from "../triggers/jobs-resolver.js";
 import { TestWebhookResolver } from "../webhooks/resolvers.js";
 import { ReplayResolver } from "../webhooks/replay-resolver.js";
+import { AgentSchedulesResolver, ScheduleResolver } from "../agent-jobs/schedule-resolvers.js";
 import { createPubSub } from "@graphql-yoga/subscription";
 
 /** Every capability's resolvers; a capability adds its resolver classes here. */
-export const resolvers = [AccountResolver, AgentResolver, AgentAutomationResolver, ApiKeyResolver, AgentApiKeysResolver, ThreadResolver, AgentThreadsResolver, TriggerResolver, AgentTriggersResolver, JobResolver, JobListResolver, TriggerJobsResolver, BillingResolver, TestWebhookResolver, ReplayResolver] as const;
+export const resolvers = [AccountResolver, AgentResolver, AgentAutomationResolver, ApiKeyResolver, AgentApiKeysResolver, ThreadResolver, AgentThreadsResolver, TriggerResolver, AgentTriggersResolver, JobResolver, JobListResolver, TriggerJobsResolver, BillingResolver, TestWebhookResolver, ReplayResolver, ScheduleResolver, AgentSchedulesResolver] as const;
 
 export async function buildGraphQLSchema(pubSub?: PubSub): Promise<GraphQLSchema> {
   return buildSchema({

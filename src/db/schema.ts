@@ -208,6 +208,35 @@ export type ITriggerSecret = InferEntity<typeof TriggerSecret>;
 export const JOB_STATUSES = ["queued", "running", "done", "failed"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
+/** What a schedule does when a firing is due while the previous one still runs (Temporal's overlap policy). */
+export const SCHEDULE_OVERLAPS = ["skip", "buffer_one", "allow_all"] as const;
+export type ScheduleOverlap = (typeof SCHEDULE_OVERLAPS)[number];
+
+/**
+ * A clock for an automation agent (DESIGN §18). This row is what the API lists and what a firing
+ * checks; the clock itself is the Temporal Schedule of the same id (src/schedules/clock.ts).
+ * Exactly one of `cron` (5 fields) and `everySeconds` is set.
+ */
+export const Schedule = defineEntity({
+  name: "Schedule",
+  tableName: "schedules",
+  properties: {
+    ...agentOwned(),
+    cron: p.string().length(200).nullable(),
+    everySeconds: p.integer().nullable(),
+    timezone: p.string().length(100),
+    /** The JSON each firing's job gets as its payload. */
+    payload: p.json<unknown>().nullable(),
+    overlap: p.enum(SCHEDULE_OVERLAPS).default("skip"),
+    description: p.text().nullable(),
+    paused: p.boolean().default(false),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+    updatedAt: p.datetime().onCreate(now).onUpdate(now),
+  },
+  checks: [{ name: "schedules_cron_xor_every", expression: "(cron is null) <> (every_seconds is null)" }],
+});
+export type ISchedule = InferEntity<typeof Schedule>;
+
 /** What started a job (DESIGN §18): a trigger's webhook, a schedule, an A2A or MCP call, a replay. */
 export const JOB_SOURCES = ["webhook", "schedule", "a2a", "mcp", "replay"] as const;
 export type JobSource = (typeof JOB_SOURCES)[number];
@@ -230,6 +259,8 @@ export const Job = defineEntity({
     logs: p.json<unknown[]>().nullable(),
     /** The job this one replays (same payload, started by replayJob). */
     replayOf: p.string().nullable(),
+    /** The schedule that fired this job (source `schedule`); kept after the schedule is deleted. */
+    scheduleId: p.string().nullable(),
     /** When the Temporal workflow was started; null rows are picked up by the dispatcher. */
     dispatchedAt: p.datetime().nullable(),
     /** A dispatcher's claim on an undispatched job until this time, so API instances share the backlog. */
@@ -243,6 +274,8 @@ export const Job = defineEntity({
   indexes: [
     { properties: ["trigger", "createdAt"] },
     { properties: ["agent", "createdAt"] },
+    // A schedule's recent jobs.
+    { name: "jobs_schedule_created_idx", properties: ["scheduleId", "createdAt"], where: { scheduleId: { $ne: null } } },
     { name: "jobs_undispatched_idx", properties: ["createdAt"], where: { dispatchedAt: null } },
     // The jobs connection: newest first per account, optionally one status (the failed-jobs view).
     { name: "jobs_account_created_idx", properties: ["account", "createdAt", "id"] },
@@ -442,6 +475,7 @@ export const entities = [
   Message,
   StoredResponse,
   Trigger,
+  Schedule,
   TriggerSecret,
   Job,
   JobStep,

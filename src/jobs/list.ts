@@ -7,6 +7,7 @@ export interface JobListFilter {
   status?: JobStatus | null;
   triggerId?: string | null;
   agentId?: string | null;
+  scheduleId?: string | null;
   createdAfter?: Date | null;
   createdBefore?: Date | null;
 }
@@ -26,6 +27,7 @@ export async function listJobs(db: pg.Pool, accountId: string, filter: JobListFi
   if (filter.status) add((n) => `status = $${n}`, filter.status);
   if (filter.triggerId) add((n) => `trigger_id = $${n}`, filter.triggerId);
   if (filter.agentId) add((n) => `agent_id = $${n}`, filter.agentId);
+  if (filter.scheduleId) add((n) => `schedule_id = $${n}`, filter.scheduleId);
   if (filter.createdAfter) add((n) => `created_at >= $${n}`, filter.createdAfter);
   if (filter.createdBefore) add((n) => `created_at < $${n}`, filter.createdBefore);
   if (cursor) {

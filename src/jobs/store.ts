@@ -35,6 +35,8 @@ export interface JobRow {
   triggerId: string | null;
   status: JobStatus;
   source: JobSource;
+  /** The schedule that fired the job (source `schedule`); null otherwise. */
+  scheduleId: string | null;
   threadId: string | null;
   result: unknown;
   error: string | null;
@@ -47,7 +49,7 @@ export interface JobRow {
   replayOf?: string | null;
 }
 
-export const JOB_COLUMNS = `id, account_id as "accountId", agent_id as "agentId", trigger_id as "triggerId", status, source,
+export const JOB_COLUMNS = `id, account_id as "accountId", agent_id as "agentId", trigger_id as "triggerId", status, source, schedule_id as "scheduleId",
   thread_id as "threadId", result, error, attempts, cost_micros as "costMicros", logs, created_at as "createdAt",
   started_at as "startedAt", finished_at as "finishedAt", replay_of as "replayOf"`;
 

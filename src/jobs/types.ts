@@ -29,6 +29,7 @@ export class JobType {
   @Field(() => JobStatusEnum) status!: JobStatusEnum;
   @Field(() => JobSourceEnum) source!: JobSourceEnum;
   @Field(() => ID, { nullable: true }) triggerId!: string | null;
+  @Field(() => ID, { nullable: true, description: "The schedule that fired the job (source SCHEDULE); kept after the schedule is deleted" }) scheduleId!: string | null;
   @Field(() => ID) agentId!: string;
   @Field(() => ID, { nullable: true }) threadId!: string | null;
   @weighs((c) => c.sandbox.maxResultBytes)
@@ -51,6 +52,7 @@ export class JobType {
       status: toStatus(job.status),
       source: job.source as JobSourceEnum,
       triggerId: job.triggerId,
+      scheduleId: job.scheduleId ?? null,
       agentId: job.agentId,
       threadId: job.threadId,
       result: job.result ?? null,

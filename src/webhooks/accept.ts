@@ -12,6 +12,8 @@ export interface JobOrigin {
   accountId: string;
   agentId: string;
   source: JobSource;
+  /** The schedule that fired the job (source `schedule`). */
+  scheduleId?: string | null;
 }
 
 /**

@@ -20,6 +20,8 @@ export interface IngestItem {
   agentId: string;
   /** What started the job (`jobs.source`; also the audit entry's kind). */
   source: JobSource;
+  /** The schedule that fired the job (source `schedule`). */
+  scheduleId?: string | null;
   idempotencyKey: string | null;
   /** The raw JSON body, already parsed once to prove it is JSON. */
   payloadText: string;
@@ -45,8 +47,8 @@ const R = sqlNames(AgentIdempotencyRecord);
 
 const INSERT_BATCH = `
 with input as (
-  select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
-    as t(job_id, trigger_id, account_id, agent_id, idem_key, payload, audit_id, trace_context, source)
+  select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
+    as t(job_id, trigger_id, account_id, agent_id, idem_key, payload, audit_id, trace_context, source, schedule_id)
 ),
 claimed as (
   insert into idempotency_records (trigger_id, key, job_id, expires_at, created_at)
@@ -68,8 +70,8 @@ winners as (
   select i.* from input i where i.idem_key is null or i.job_id in (select job_id from claimed union all select job_id from claimed_by_agent)
 ),
 j as (
-  insert into jobs (id, account_id, agent_id, trigger_id, source, status, attempts, cost_micros, created_at, trace_context)
-  select job_id, account_id, agent_id, trigger_id, source, 'queued', 0, 0, now(), trace_context from winners
+  insert into jobs (id, account_id, agent_id, trigger_id, source, schedule_id, status, attempts, cost_micros, created_at, trace_context)
+  select job_id, account_id, agent_id, trigger_id, source, schedule_id, 'queued', 0, 0, now(), trace_context from winners
   returning id, account_id, agent_id, trigger_id, status, error, attempts
 ),
 a as (
@@ -202,6 +204,7 @@ export class IngestBatcher {
       items.map(() => newId("aud")),
       items.map((i) => i.traceContext ?? null),
       items.map((i) => i.source),
+      items.map((i) => i.scheduleId ?? null),
     ]);
     const created = new Set(rows.map((r) => r.job_id));
     if (created.size > 0) {

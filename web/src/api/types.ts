@@ -77,6 +77,21 @@ export interface Job {
   startedAt: string | null;
   finishedAt: string | null;
 }
+export type ScheduleOverlap = "SKIP" | "BUFFER_ONE" | "ALLOW_ALL";
+export interface Schedule {
+  id: string;
+  agentId: string;
+  cron: string | null;
+  every: string | null;
+  timezone: string;
+  paused: boolean;
+  description: string | null;
+  overlap: ScheduleOverlap;
+  payload: unknown;
+  createdAt: string;
+  nextRunTimes: string[];
+  recentJobs: Pick<Job, "id" | "status" | "createdAt">[];
+}
 export interface Thread {
   id: string;
   agentId: string;

@@ -6,6 +6,7 @@ import { CreateTriggerButton } from "../components/CreateTriggerButton";
 import { ErrorBox } from "../components/ErrorBox";
 import { ExamplesPanel } from "../components/ExamplesPanel";
 import { KeysPanel } from "../components/KeysPanel";
+import { SchedulesPanel } from "../components/SchedulesPanel";
 import { ThreadsPanel } from "../components/ThreadsPanel";
 import { TriggerList } from "../components/TriggerList";
 import { useAsync } from "../hooks/useAsync";
@@ -45,6 +46,11 @@ export function AgentPage({ id }: { id: string }) {
         <a href="#agent-triggers" onClick={jump("agent-triggers")}>
           Triggers
         </a>
+        {agent.kind === "AUTOMATION" ? (
+          <a href="#schedules" onClick={jump("schedules")}>
+            Schedules
+          </a>
+        ) : null}
         <a href="#settings" onClick={jump("settings")}>
           Settings
         </a>
@@ -64,6 +70,7 @@ export function AgentPage({ id }: { id: string }) {
         <TriggerList triggers={agent.triggers} showAgent={false} empty="No triggers for this agent yet. Create one to get a webhook URL and a secret." />
       </section>
 
+      {agent.kind === "AUTOMATION" ? <SchedulesPanel agentId={agent.id} /> : null}
 
       <ThreadsPanel agentId={agent.id} />
 
@@ -74,7 +81,7 @@ export function AgentPage({ id }: { id: string }) {
 
       <section className="panel danger-zone" aria-labelledby="danger-h">
         <h2 id="danger-h">Delete agent</h2>
-        <p>Deleting the agent also deletes its keys (they stop working at once), threads and triggers.</p>
+        <p>Deleting the agent also deletes its keys (they stop working at once), threads, triggers and schedules.</p>
         <button type="button" className="btn danger" onClick={() => setConfirmDelete(true)}>
           Delete agent…
         </button>
