@@ -9,6 +9,7 @@ import type { RouteModule } from "../http/server.js";
 import { chooseModel, executeTurn } from "./engine.js";
 import { admission } from "./admission.js";
 import { sweepRateLimits } from "./rate-limit.js";
+import { startHoldReclaim } from "./reclaim.js";
 import { parseChatRequest } from "./request.js";
 import { responsesRouter } from "./responses-routes.js";
 import { SseResponse, sseData } from "./sse.js";
@@ -28,6 +29,7 @@ export const chatRoutes: RouteModule = (runtime) => {
   const keys = new KeyAuthenticator(runtime);
   const sweep = setInterval(() => sweepRateLimits(runtime.pool).catch(() => {}), 10 * 60_000);
   sweep.unref();
+  const stopReclaim = startHoldReclaim(runtime);
 
   const admit = admission(runtime, keys);
   // The models routes have no hold that re-checks the key in the database: look it up fresh.
@@ -163,6 +165,6 @@ export const chatRoutes: RouteModule = (runtime) => {
     next(err);
   };
   router.use("/api/v1", bodyErrors);
-  return router;
+  return { router, close: stopReclaim };
 };
 

@@ -1,6 +1,5 @@
-import { releaseUnsettledHold } from "../billing/ledger.js";
 import { runChatTurn } from "../chat/engine.js";
-import { releaseLeftLease } from "../threads/store.js";
+import { reclaimExpiredTurns } from "../threads/store.js";
 import { EgressError, type Egress } from "../egress/fetch.js";
 import { AppError } from "../errors/app-error.js";
 import { unavailableError } from "../errors/unavailable.js";
@@ -155,8 +154,7 @@ export class ScriptHost {
    */
   private async recoverCutTurn(inflight: InFlightTurn | null): Promise<void> {
     if (!inflight?.holdReference || !inflight.threadId) return;
-    const { pool } = this.d.runtime;
-    if (await releaseLeftLease(pool, inflight.threadId)) await releaseUnsettledHold(pool, this.d.job.accountId, inflight.holdReference);
+    await reclaimExpiredTurns(this.d.runtime.pool, { threadId: inflight.threadId, turnId: inflight.holdReference });
   }
 
   private async chat(raw: unknown, key: string): Promise<{ stored: Stored; cost: number }> {
