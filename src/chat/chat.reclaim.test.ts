@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { createAccount, gql } from "../../test/helpers/graphql.js";
@@ -81,8 +82,8 @@ describe("chat turns that die or lose their thread between hold and finish", () 
     });
     await new Promise<void>((r) => gate.listen(0, "127.0.0.1", r));
     upstream = `http://127.0.0.1:${(gate.address() as AddressInfo).port}`;
-    // The periodic reclaim runs fast here, so the kill -9 case below sees it within seconds.
-    app = await startTestApp({ env: { PROVIDER_A_BASE_URL: upstream, PROVIDER_A_API_KEY: "k", HOLD_RECLAIM_INTERVAL_MS: "300" } });
+    // The reclaim runs only when a test calls it (the kill -9 case starts an instance of its own).
+    app = await startTestApp({ env: { PROVIDER_A_BASE_URL: upstream, PROVIDER_A_API_KEY: "k", HOLD_RECLAIM_INTERVAL_MS: "3600000" } });
   }, 120_000);
   afterAll(async () => {
     openGate();
@@ -157,6 +158,45 @@ describe("chat turns that die or lose their thread between hold and finish", () 
     expect(leased.rows[0].n).toBe(0);
   }, 180_000);
 
+  it("a late finish that read its hold as unsettled before the reclaim committed credits nothing: it waits on the thread row and re-reads it", async () => {
+    const t = await tenant("late-finish");
+    const start = await balance(t.adminToken);
+    const base = (await chat(app.url, t.key)).threadId!;
+    closeGate();
+    const turns = [chat(app.url, t.key), chat(app.url, t.key, { thread_id: base }), chat(app.url, t.key, { stream: true }), chat(app.url, t.key)];
+    await until(() => arrived >= 4, "4 calls at the upstream", 20_000);
+    await app.runtime.pool.query("update threads set busy_until = now() - interval '1 second' where account_id = $1 and turn_id is not null", [t.accountId]);
+    // The order that loses money if a finish trusts its snapshot: the reclaim locks the four
+    // threads and waits on the account row (held here); a finish starts (its snapshot sees the
+    // hold unsettled) and waits on its thread row; then the reclaim commits, then it runs.
+    const blocker = new pg.Client({ connectionString: app.databaseUrl });
+    const sweeper = new pg.Pool({ connectionString: app.databaseUrl, max: 1 });
+    await blocker.connect();
+    try {
+      const waiting = async () => (await blocker.query("select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()")).rows[0].n as number;
+      await sweeper.query("select 1"); // its connection open before the lock is taken
+      await blocker.query("begin");
+      await blocker.query("select 1 from accounts where id = $1 for update", [t.accountId]);
+      const sweep = reclaimExpiredTurns(sweeper);
+      await until(async () => (await waiting()) >= 1, "the reclaim waiting on the account row", 20_000);
+      openGate();
+      // At least one finish has read its snapshot and waits on its thread row (the others follow).
+      await until(async () => (await waiting()) >= 2, "a finish waiting on its thread row", 20_000);
+      await blocker.query("commit");
+      expect((await sweep).holds).toBe(4);
+    } finally {
+      await blocker.end();
+      await sweeper.end();
+    }
+    for (const r of await Promise.all(turns)) expect(r).toMatchObject({ ok: false, code: "service_unavailable" });
+    expect(await balance(t.adminToken)).toBe(start - COST);
+    const settles = await app.runtime.pool.query<{ n: number }>(
+      "select count(*)::int as n from ledger_entries where account_id = $1 and kind = 'hold_release'",
+      [t.accountId],
+    );
+    expect(settles.rows[0]!.n).toBe(5);
+  });
+
   it("kill -9 of an API instance mid-turn: once the turns' leases expire the periodic reclaim hands every hold back; balance = answered charges", async () => {
     const t = await tenant("crash");
     const start = await balance(t.adminToken);
@@ -179,6 +219,8 @@ describe("chat turns that die or lose their thread between hold and finish", () 
       PORT: String(port),
     });
     const url = `http://127.0.0.1:${port}`;
+    // The instance that survives, with its periodic reclaim every 300 ms.
+    const survivor = await startTestApp({ databaseUrl: app.databaseUrl, operatorToken: app.operatorToken, env: { PROVIDER_A_BASE_URL: upstream, PROVIDER_A_API_KEY: "k", HOLD_RECLAIM_INTERVAL_MS: "300" } });
     try {
       await until(async () => (await fetch(`${url}/readyz`).catch(() => undefined))?.status === 200, "the second API instance ready");
       const answeredBefore = await chat(url, t.key);
@@ -204,6 +246,7 @@ describe("chat turns that die or lose their thread between hold and finish", () 
     } finally {
       openGate();
       api.child.kill("SIGKILL");
+      await survivor.close();
     }
   }, 180_000);
 });
