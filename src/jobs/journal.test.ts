@@ -33,7 +33,7 @@ describe("journaled steps survive kill -9 of the worker", () => {
       const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { messages: { role: string; content: string }[] };
       const last = body.messages.filter((m) => m.role === "user").at(-1)?.content ?? "";
       modelCalls.push(last);
-      if (last === "hold me" && modelCalls.filter((c) => c === last).length === 1) return void heldModelCalls.push(res);
+      if (last.includes("hold me") && modelCalls.filter((c) => c === last).length === 1) return void heldModelCalls.push(res);
       res.writeHead(200, { "content-type": "application/json" }).end(
         JSON.stringify({ id: "x", object: "chat.completion", created: 0, model: "m", choices: [{ index: 0, message: { role: "assistant", content: `answer to ${last}` }, finish_reason: "stop" }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }),
       );
@@ -202,5 +202,36 @@ describe("journaled steps survive kill -9 of the worker", () => {
     // The run's thread holds both turns, once each, and is free again.
     const thread = await app.runtime.pool.query("select busy_until, message_count from threads where id = $1", [run.thread_id]);
     expect(thread.rows[0]).toMatchObject({ busy_until: null, message_count: 4 });
+  }, 300_000);
+
+  it("a run without a script: its model call is a journaled step, so one cut by kill -9 has its hold handed back and the account pays one answer", async () => {
+    for (const w of workers) await w.kill("SIGKILL");
+    const { adminToken, accountId } = await createAccount(app.url, app.operatorToken, "no-script", "10");
+    const agentId = await createAgent(app.url, adminToken, { name: "plain chat", defaultModel: "provider_a/model-2.0-flash" });
+    const t = await createTrigger(app.url, adminToken, agentId);
+    const before = await app.runtime.pool.query<{ b: string }>("select balance_micros::text as b from accounts where id = $1", [accountId]);
+    const held = heldModelCalls.length;
+    workers.push(spawnWorker(app, env));
+    const posted = await postWebhook(app.url, t.id, JSON.stringify({ say: "hold me, no script" }), { "x-trigger-secret": t.secret });
+    const jobId = posted.body.job_id as string;
+    await waitUntil(() => heldModelCalls.length === held + 1, 180_000, "the run's model call in flight");
+    await workers.at(-1)!.kill("SIGKILL");
+    workers.push(spawnWorker(app, env));
+    const status = await waitForJob(app.url, jobId, { "x-trigger-secret": t.secret }, 180_000);
+    expect(status, status.error).toMatchObject({ status: "done", attempts: 2 });
+    const run = (await getJson(`${app.url}/api/runs/${jobId}`, { "x-trigger-secret": t.secret })).body;
+    const content = JSON.stringify({ say: "hold me, no script" });
+    expect(run.result).toEqual({ role: "assistant", content: `answer to ${content}` });
+    expect(modelCalls.filter((c) => c === content)).toHaveLength(2);
+    // Two holds, the cut one handed back whole: the balance is down by one answer, the job's cost.
+    const job = await app.runtime.pool.query("select cost_micros from jobs where id = $1", [jobId]);
+    const cost = Number(job.rows[0].cost_micros);
+    expect(cost).toBeGreaterThan(0);
+    const after = await app.runtime.pool.query<{ b: string }>("select balance_micros::text as b from accounts where id = $1", [accountId]);
+    expect(Number(before.rows[0]!.b) - Number(after.rows[0]!.b)).toBe(cost);
+    const holds = await app.runtime.pool.query("select count(*)::int as n from ledger_entries where account_id = $1 and kind = 'hold'", [accountId]);
+    expect(holds.rows[0].n).toBe(2);
+    const steps = await app.runtime.pool.query("select key, status, executions, cost_micros from job_steps where job_id = $1", [jobId]);
+    expect(steps.rows.map((s) => [s.key, s.status, s.executions, Number(s.cost_micros)])).toEqual([["1:chat", "done", 2, cost]]);
   }, 300_000);
 });

@@ -124,6 +124,15 @@ export class ScriptHost {
     }
   }
 
+  /**
+   * The one model call of a run without a script, journaled like ctx.chat (step `1:chat`): a retry
+   * after a crash answers it from the journal, or reclaims the hold of the call the crash cut, so
+   * the run pays for one answer. Errors stay AppErrors (they decide whether the run is retried).
+   */
+  async modelCall(messages: { role: "user"; content: string }[]): Promise<{ content: string }> {
+    return (await this.journaled("chat", undefined, (key) => this.chat({ messages }, key, false))) as { content: string };
+  }
+
   private nextKey(kind: string, name?: string): string {
     return `${++this.seq}:${kind}${name ? `:${name}` : ""}`;
   }
@@ -157,7 +166,7 @@ export class ScriptHost {
     await reclaimExpiredTurns(this.d.runtime.pool, { threadId: inflight.threadId, turnId: inflight.holdReference });
   }
 
-  private async chat(raw: unknown, key: string): Promise<{ stored: Stored; cost: number }> {
+  private async chat(raw: unknown, key: string, fromScript = true): Promise<{ stored: Stored; cost: number }> {
     const args = (raw ?? {}) as { model?: unknown; messages?: unknown; maxTokens?: unknown; max_tokens?: unknown };
     if (!Array.isArray(args.messages)) throw new HostCallError("ctx.chat needs { model, messages: [{ role, content }] }");
     const maxTokens = args.maxTokens ?? args.max_tokens;
@@ -182,7 +191,7 @@ export class ScriptHost {
       },
     }), (t) => (tool = t)).catch((err: unknown) => {
       // Request-shape problems are the script's to handle (it can catch them); others abort the run.
-      if (err instanceof AppError && ["invalid_request_error", "validation_failed", "model_not_found"].includes(err.code)) throw new HostCallError(err.message);
+      if (fromScript && err instanceof AppError && ["invalid_request_error", "validation_failed", "model_not_found"].includes(err.code)) throw new HostCallError(err.message);
       // A database outage is no fault of the script: abort the run as retryable (service_unavailable).
       throw unavailableError(err) ?? err;
     });
