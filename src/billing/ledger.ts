@@ -106,6 +106,19 @@ export function reclaimCte(dead: string): string {
                   where account in (select ${A.id} from reclaim_credit))`;
 }
 
+/**
+ * CTE `settled_call`: the call `reference` on thread `threadId` as its finish settled it — one row
+ * (model, tokens, what it cost in all) when a `hold_release` with the call's tokens exists, i.e.
+ * the turn answered; none when it did not (yet). Parameters: threadId, reference.
+ */
+export function settledCallCte(p: Param): string {
+  const call = `${L.threadId} = ${p("threadId")} and ${L.reference} = ${p("reference")}`;
+  return `settled_call as (select r.${L.model} as model, r.${L.inputTokens} as input_tokens, r.${L.outputTokens} as output_tokens,
+                  (select -sum(${L.amountMicros}) from ${L.table} where ${call})::bigint as cost
+             from ${L.table} r where r.${L.threadId} = ${p("threadId")} and r.${L.reference} = ${p("reference")} and r.${L.kind} = 'hold_release'
+              and r.${L.inputTokens} + r.${L.outputTokens} > 0 limit 1)`;
+}
+
 const PLACE_HOLD = statement("billing-place-hold", (p) => `with ${ASYNC_COMMIT_CTE}, ${holdCte(p)} select exists (select 1 from hold) as ok, (select async_commit from async_commit)`);
 const CHARGE = statement(
   "billing-charge-extra",

@@ -1,5 +1,5 @@
 import { runChatTurn } from "../chat/engine.js";
-import { reclaimExpiredTurns } from "../threads/store.js";
+import { answeredTurn, reclaimExpiredTurns } from "../threads/store.js";
 import { EgressError, type Egress } from "../egress/fetch.js";
 import { AppError } from "../errors/app-error.js";
 import { unavailableError } from "../errors/unavailable.js";
@@ -148,9 +148,10 @@ export class ScriptHost {
     const key = this.nextKey(kind, name);
     const done = this.d.steps.get(key);
     if (done?.status === "done") return this.replay(done.result as Stored);
-    if (done?.status === "started" && kind === "chat") await this.recoverCutTurn(done.result as InFlightTurn | null);
-    await this.d.journal.start(key, kind);
-    const { stored, cost } = await run(key);
+    const answered = done?.status === "started" && kind === "chat" ? await this.recoverCutTurn(done.result as InFlightTurn | null) : undefined;
+    if (answered) this.replay(answered.stored);
+    else await this.d.journal.start(key, kind);
+    const { stored, cost } = answered ?? (await run(key));
     const clean = this.d.redact.json(stored);
     await this.d.journal.finish(key, kind, clean, cost, this.seq);
     return clean.value;
@@ -158,12 +159,21 @@ export class ScriptHost {
 
   /**
    * A model call cut by a crash left its thread leased and its hold placed: if the turn never
-   * finished (the lease is still there), free both, so the re-executed call can use the run's
-   * thread and the account pays only for calls that answered.
+   * finished (its lease is still there), free both, so the re-executed call can use the run's
+   * thread and the account pays only for calls that answered. If it did finish — saved and paid,
+   * the process dying before the step was journaled — the step is completed from the saved turn
+   * (returned as its stored result), so the model is not called, nor paid, twice.
    */
-  private async recoverCutTurn(inflight: InFlightTurn | null): Promise<void> {
-    if (!inflight?.holdReference || !inflight.threadId) return;
-    await reclaimExpiredTurns(this.d.runtime.pool, { threadId: inflight.threadId, turnId: inflight.holdReference });
+  private async recoverCutTurn(inflight: InFlightTurn | null): Promise<{ stored: Stored; cost: number } | undefined> {
+    if (!inflight?.holdReference || !inflight.threadId) return undefined;
+    const { pool } = this.d.runtime;
+    if ((await reclaimExpiredTurns(pool, { threadId: inflight.threadId, turnId: inflight.holdReference })).turns > 0) return undefined;
+    const turn = await answeredTurn(pool, inflight.threadId, inflight.holdReference);
+    if (!turn) return undefined;
+    const usage = { prompt_tokens: turn.inputTokens, completion_tokens: turn.outputTokens, total_tokens: turn.inputTokens + turn.outputTokens };
+    const modelCall = { model: turn.model, usage, costMicros: turn.costMicros };
+    const tool: ToolUse = { kind: "model", name: turn.model, status: "ok", durationMs: 0, costMicros: turn.costMicros };
+    return { stored: { value: { content: turn.content, usage, model: turn.model }, tool, threadId: inflight.threadId, modelCall }, cost: turn.costMicros };
   }
 
   private async chat(raw: unknown, key: string, fromScript = true): Promise<{ stored: Stored; cost: number }> {

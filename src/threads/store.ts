@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { AppError } from "../errors/app-error.js";
 import type { ChatMessage } from "../providers/types.js";
-import { heldCte, reclaimCte, releaseCte, type CallTags } from "../billing/ledger.js";
+import { heldCte, reclaimCte, releaseCte, settledCallCte, type CallTags } from "../billing/ledger.js";
 import { sqlNames } from "../db/names.js";
 import { Message, Thread } from "../db/schema.js";
 import { statement, type Param } from "../db/statement.js";
@@ -122,6 +122,31 @@ export async function reclaimExpiredTurns(pool: pg.Pool, only: { threadId?: stri
     total.micros += Number(r.micros);
     if (which !== "expired" || r.turns < RECLAIM_BATCH) return total;
   }
+}
+
+const ANSWERED = statement(
+  "thread-answered-turn",
+  (p) => `with ${settledCallCte(p)}
+     select s.model, s.input_tokens, s.output_tokens, s.cost::text as cost,
+            (select m.${M.content} from ${M.table} m where m.${M.thread} = ${p("threadId")} and m.${M.role} = 'assistant' order by m.${M.seq} desc limit 1) as content
+       from settled_call s`,
+);
+
+/**
+ * What turn `turnId` answered, if its finish committed: the last assistant message of its thread
+ * (the turn's own when nothing continued the thread since), its model, tokens and total cost.
+ * For a run whose process died after the turn was saved and paid but before its journal step was
+ * (jobs/script-host.ts): the step is completed from this instead of calling the model again.
+ */
+export async function answeredTurn(
+  pool: pg.Pool,
+  threadId: string,
+  turnId: string,
+): Promise<{ content: string; model: string; inputTokens: number; outputTokens: number; costMicros: number } | undefined> {
+  const { rows } = await pool.query<{ model: string; input_tokens: number; output_tokens: number; cost: string; content: string | null }>(ANSWERED.with({ threadId, reference: turnId }));
+  const r = rows[0];
+  if (!r || r.content === null) return undefined;
+  return { content: r.content, model: r.model, inputTokens: r.input_tokens, outputTokens: r.output_tokens, costMicros: Number(r.cost) };
 }
 
 /** Extends the lease turn `turnId` holds: a turn whose answer streams longer than the lease keeps its thread. */
