@@ -162,13 +162,14 @@ export async function releaseLease(pool: pg.Pool, threadId: string, turnId: stri
 // The thread row is locked (and re-read) before the hold counts as held: a reclaim that settled
 // this turn since the statement's snapshot has cleared turn_id, so `t` is empty and nothing is
 // credited twice. `unsettled` is read from the snapshot, but with `t` locked nothing else can
-// settle this turn's hold (the reclaim needs the same row).
+// settle this turn's hold (the reclaim needs the same row). A lease without a turn id was taken
+// before turn ids existed (a turn in flight across the upgrade); the reclaim never touches those.
 const FINISH = statement(
   "thread-finish-turn",
   (p) => `with ${heldCte(p, "unsettled")},
           t as (update ${T.table} set ${T.busyUntil} = null, ${T.turnId} = null, ${T.updatedAt} = now(),
                        ${T.messageCount} = ${T.messageCount} + case when exists (select 1 from unsettled) then ${p("count")}::int else 0 end
-                 where ${T.id} = ${p("threadId")} and ${T.turnId} = ${p("reference")} returning ${T.id}),
+                 where ${T.id} = ${p("threadId")} and (${T.turnId} = ${p("reference")} or (${T.turnId} is null and ${T.busyUntil} is not null)) returning ${T.id}),
           ${releaseCte(p, "held as (select 1 as held from unsettled where exists (select 1 from t))")},
           m as (insert into ${M.table} (${M.thread}, ${M.seq}, ${M.role}, ${M.content}, ${M.data}, ${M.createdAt})
                 select ${p("threadId")}, ${p("baseSeq")}::int + x.ord::int, x.role, x.content, x.data::jsonb, now()
