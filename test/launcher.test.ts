@@ -1,87 +1,16 @@
-import { spawn, execFile, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { freePort } from "../src/dev/free-port.js";
 import { isAlive } from "../src/dev/processes.js";
 import { gql } from "./helpers/graphql.js";
+import { admin, childPids, launch, waitDead, waitReady, type Launcher } from "./helpers/launcher.js";
 
 /**
  * `npm start` as a newcomer runs it: a cold start to /readyz, the banner, the admin CLI beside
  * it, Ctrl-C leaving nothing behind, a warm restart on the same data, and a crashed child taking
  * the whole tree down.
  */
-const root = fileURLToPath(new URL("..", import.meta.url));
-const NODE_ARGS = ["--enable-source-maps", "--import", "@swc-node/register/esm-register"];
-
-interface Launcher {
-  child: ChildProcess;
-  port: number;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
-  for (const k of ["DATABASE_URL", "TEMPORAL_ADDRESS", "OPERATOR_TOKEN", "SECRET_ENCRYPTION_KEY", "NODE_ENV", "VITEST", "VITEST_POOL_ID", "VITEST_WORKER_ID"]) delete env[k];
-  return { ...env, ...extra, LOG_LEVEL: "warn" };
-}
-
-async function launch(dataDir: string): Promise<Launcher> {
-  const port = await freePort();
-  let out = "";
-  const child = spawn(process.execPath, [...NODE_ARGS, "src/dev/start.ts"], {
-    cwd: root,
-    env: cleanEnv({ DATA_DIR: dataDir, PORT: String(port) }),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
-  child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-  return { child, port, output: () => out, exited };
-}
-
-async function waitReady(l: Launcher, timeoutMs = 60_000): Promise<number> {
-  const started = Date.now();
-  while (Date.now() - started < timeoutMs) {
-    if (l.child.exitCode !== null) throw new Error(`launcher exited early:\n${l.output()}`);
-    try {
-      const res = await fetch(`http://127.0.0.1:${l.port}/readyz`);
-      if (res.status === 200 && l.output().includes("Ctrl-C stops everything")) return Date.now() - started;
-    } catch {
-      /* not listening yet */
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`not ready within ${timeoutMs} ms:\n${l.output()}`);
-}
-
-function childPids(dataDir: string): { postgres?: number; temporal?: number } {
-  const pgPid = join(dataDir, "postgres", "postmaster.pid");
-  const tPid = join(dataDir, "temporal", "temporal.pid");
-  return {
-    postgres: existsSync(pgPid) ? Number(readFileSync(pgPid, "utf8").split("\n")[0]) : undefined,
-    temporal: existsSync(tPid) ? Number(readFileSync(tPid, "utf8")) : undefined,
-  };
-}
-
-function admin(args: string[], dataDir: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, [...NODE_ARGS, "src/admin/cli.ts", ...args], { cwd: root, env: cleanEnv({ DATA_DIR: dataDir }) }, (err, stdout, stderr) =>
-      err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
-    );
-  });
-}
-
-async function waitDead(pid: number | undefined, ms = 15_000): Promise<boolean> {
-  if (!pid) return true;
-  const deadline = Date.now() + ms;
-  while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  return !isAlive(pid);
-}
-
 describe("npm start (dev launcher)", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "agw-launch-"));
   const running: Launcher[] = [];

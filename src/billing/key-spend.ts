@@ -96,6 +96,21 @@ export function keyReleaseCte(p: Param, amount: string, when: string): string {
                  from ${holdPeriodFrom(p)} where ${holdPeriodWhere(p)} and ${when} returning 1)`;
 }
 
+/**
+ * CTE `reclaim_key`: hands back what reclaimed holds took from their keys' spend rows, each in the
+ * period its hold was placed in. `reclaimed` has (account, key_id, held_at, amount) rows; only
+ * those whose account `credited` (a CTE of account ids) credited count, so the key row moves only
+ * with the balance, after it (locks: account row first, spend row second).
+ */
+export function keyReclaimCte(reclaimed: string, credited: string): string {
+  return `reclaim_key as (update ${S.table} s set ${S.spentMicros} = greatest(0, s.${S.spentMicros} - x.amount)
+                 from (select r.key_id, ${periodStartSql(`k.${K.spendLimitPeriod}`, "r.held_at")} as period, sum(r.amount)::bigint as amount
+                         from ${reclaimed} r join ${K.table} k on k.${K.id} = r.key_id
+                        where k.${K.spendLimitMicros} is not null and r.account in (select ${A.id} from ${credited})
+                        group by 1, 2) x
+                where s.${S.apiKey} = x.key_id and s.${S.periodStart} = x.period)`;
+}
+
 /** CTE `key_charge`: adds `extra` (a charge beyond the hold, the `charged` CTE) to the hold's period row. */
 export function keyChargeCte(p: Param): string {
   return `key_charge as (update ${S.table} set ${S.spentMicros} = ${S.spentMicros} + ${p("extra")}::bigint

@@ -3,7 +3,7 @@ import { withTransaction } from "../db/tx.js";
 import { sqlNames } from "../db/names.js";
 import { Account, ApiKey, LedgerEntry } from "../db/schema.js";
 import { ASYNC_COMMIT_CTE, statement, type Param } from "../db/statement.js";
-import { KEY_HELD_COLUMN, keyChargeCte, keyLimitRefused, keyRoomMicros, keyReleaseCte, keySpendAllows, keySpendCtes, undoKeyHold, type HoldOutcome } from "./key-spend.js";
+import { KEY_HELD_COLUMN, keyChargeCte, keyLimitRefused, keyRoomMicros, keyReclaimCte, keyReleaseCte, keySpendAllows, keySpendCtes, undoKeyHold, type HoldOutcome } from "./key-spend.js";
 
 export { KEY_HELD_COLUMN, keyLimitRefused, undoKeyHold, type HoldOutcome } from "./key-spend.js";
 
@@ -62,30 +62,71 @@ export function holdCte(p: Param, condition?: string): string {
 }
 
 /**
- * The `held` CTE: one row when the call's hold (`reference`, on thread `threadId`) is in the ledger
- * and nothing released it yet, else none. Settling requires it: the hold commits asynchronously,
- * so a database crash between hold and settle may have lost it, and crediting back a hold that
- * was never debited would hand the account money. It also makes a second settle of one hold a
- * no-op. Uses ledger_entries_thread_reference_idx. Parameters: accountId, threadId, reference.
+ * The `held` CTE (or `name`): one row when the call's hold (`reference`, on thread `threadId`) is
+ * in the ledger and nothing released it yet, else none. Settling requires it: the hold commits
+ * asynchronously, so a database crash between hold and settle may have lost it, and crediting back
+ * a hold that was never debited would hand the account money. It also makes a second settle of one
+ * hold a no-op. Read from the statement's snapshot: a settle that can race with a reclaim must also
+ * hold the thread row (threads/store.ts `finishTurn`). Uses ledger_entries_thread_reference_idx.
+ * Parameters: accountId, threadId, reference.
  */
-export function heldCte(p: Param): string {
+export function heldCte(p: Param, name = "held"): string {
   const call = `${L.threadId} = ${p("threadId")} and ${L.reference} = ${p("reference")}`;
-  return `held as (select 1 as held from ${L.table} where ${call} and ${L.account} = ${p("accountId")} and ${L.kind} = 'hold'
+  return `${name} as (select 1 as held from ${L.table} where ${call} and ${L.account} = ${p("accountId")} and ${L.kind} = 'hold'
                    and not exists (select 1 from ${L.table} where ${call} and ${L.kind} = 'hold_release'))`;
 }
 
 /**
- * CTEs `held` (see heldCte), `hold_release` and `hold_release_ledger`: credits back `release`
- * micro-USD of a hold that is still `held`. The ledger row is written even for 0: it is the one
- * row per call that settles it and carries its tokens. Parameters: accountId, release, reference,
- * the call's tags and tokens.
+ * CTEs `held` (`held`, by default heldCte), `hold_release` and `hold_release_ledger`: credits back
+ * `release` micro-USD of a hold that is still `held`. The ledger row is written even for 0: it is
+ * the one row per call that settles it and carries its tokens. Parameters: accountId, release,
+ * reference, the call's tags and tokens.
  */
-export function releaseCte(p: Param): string {
-  return `${heldCte(p)},
+export function releaseCte(p: Param, held = heldCte(p)): string {
+  return `${held},
           hold_release as (update ${A.table} set ${A.balanceMicros} = ${A.balanceMicros} + ${p("release")}
                  where ${A.id} = ${p("accountId")} and ${p("release")}::bigint > 0 and exists (select 1 from held) returning ${A.id}),
           ${ledgerCte(p, "hold_release_ledger", "held", "hold_release", `${p("release")}::bigint`, true)},
           ${keyReleaseCte(p, `${p("release")}::bigint`, "exists (select 1 from hold_release)")}`;
+}
+
+/**
+ * CTEs `reclaimed` (one row per turn given by `dead` whose hold nothing settled: account, amount
+ * and the hold's tags), `reclaim_credit` and `reclaim_ledger`: hands back the whole of each such
+ * turn's hold and any extra charge it took (the turn never answered, so it costs nothing), with a
+ * `hold_release` row on the hold's thread and reference, which heldCte then sees as settled.
+ * A fallback model's extra holds (`<turn>~n`, chat/fallback.ts) are the turn's too, and the key's
+ * spend row gives back what its holds took (`reclaim_key`), as a release would.
+ * `dead` is a CTE of (thread_id, turn_id) rows the caller has locked (threads/store.ts), so no
+ * finish of those turns can run concurrently; the caller clears their leases in the same statement.
+ */
+export function reclaimCte(dead: string): string {
+  const same = (t: string) => `${t}.${L.threadId} = h.${L.threadId} and ${t}.${L.reference} = h.${L.reference}`;
+  return `reclaimed as (select h.${L.account} as account, h.${L.reference} as reference, h.${L.agentId} as agent_id, h.${L.apiKeyId} as key_id, h.${L.threadId} as thread_id,
+                  h.${L.triggerId} as trigger_id, h.${L.jobId} as job_id, h.${L.model} as model, h.${L.createdAt} as held_at,
+                  -(h.${L.amountMicros} + coalesce((select sum(c.${L.amountMicros}) from ${L.table} c where ${same("c")} and c.${L.kind} = 'charge'), 0))::bigint as amount
+             from ${dead} d join ${L.table} h on h.${L.threadId} = d.thread_id and h.${L.kind} = 'hold'
+                  and (h.${L.reference} = d.turn_id or left(h.${L.reference}, length(d.turn_id) + 1) = d.turn_id || '~')
+            where not exists (select 1 from ${L.table} r where ${same("r")} and r.${L.kind} = 'hold_release')),
+          reclaim_credit as (update ${A.table} a set ${A.balanceMicros} = a.${A.balanceMicros} + s.amount
+                 from (select account, sum(amount)::bigint as amount from reclaimed group by account) s where a.${A.id} = s.account returning a.${A.id}),
+          reclaim_ledger as (insert into ${L.table} (${L.account}, ${L.amountMicros}, ${L.kind}, ${L.reference}, ${L.agentId}, ${L.apiKeyId}, ${L.threadId}, ${L.triggerId}, ${L.jobId}, ${L.model}, ${L.inputTokens}, ${L.outputTokens}, ${L.createdAt})
+                 select account, amount, 'hold_release', reference, agent_id, key_id, thread_id, trigger_id, job_id, model, 0, 0, now() from reclaimed
+                  where account in (select ${A.id} from reclaim_credit)),
+          ${keyReclaimCte("reclaimed", "reclaim_credit")}`;
+}
+
+/**
+ * CTE `settled_call`: the call `reference` on thread `threadId` as its finish settled it — one row
+ * (model, tokens, what it cost in all) when a `hold_release` with the call's tokens exists, i.e.
+ * the turn answered; none when it did not (yet). Parameters: threadId, reference.
+ */
+export function settledCallCte(p: Param): string {
+  const call = `${L.threadId} = ${p("threadId")} and ${L.reference} = ${p("reference")}`;
+  return `settled_call as (select r.${L.model} as model, r.${L.inputTokens} as input_tokens, r.${L.outputTokens} as output_tokens,
+                  (select -sum(${L.amountMicros}) from ${L.table} where ${call})::bigint as cost
+             from ${L.table} r where r.${L.threadId} = ${p("threadId")} and r.${L.reference} = ${p("reference")} and r.${L.kind} = 'hold_release'
+              and r.${L.inputTokens} + r.${L.outputTokens} > 0 limit 1)`;
 }
 
 const PLACE_HOLD = statement("billing-place-hold", (p) => `with ${ASYNC_COMMIT_CTE}, ${holdCte(p)} select exists (select 1 from hold) as ok, ${KEY_HELD_COLUMN}, (select async_commit from async_commit)`);
@@ -98,17 +139,6 @@ const CHARGE = statement(
      select 1`,
 );
 
-/** The whole amount of a hold that nothing settled yet (no release or charge with its reference). */
-const RELEASE_UNSETTLED = statement(
-  "billing-release-unsettled-hold",
-  (p) => `with h as (select -${L.amountMicros} as amount from ${L.table}
-                   where ${L.account} = ${p("accountId")} and ${L.reference} = ${p("reference")} and ${L.kind} = 'hold'
-                     and not exists (select 1 from ${L.table} where ${L.account} = ${p("accountId")} and ${L.reference} = ${p("reference")} and ${L.kind} in ('hold_release', 'charge'))),
-          a as (update ${A.table} set ${A.balanceMicros} = ${A.balanceMicros} + (select amount from h) where ${A.id} = ${p("accountId")} and exists (select 1 from h) returning ${A.id})
-     insert into ${L.table} (${L.account}, ${L.amountMicros}, ${L.kind}, ${L.reference}, ${L.createdAt})
-     select ${p("accountId")}, (select amount from h), 'hold_release', ${p("reference")}, now() from a`,
-);
-
 const SETTLE = statement("billing-settle-hold", (p) => `with ${releaseCte(p)} select exists (select 1 from held) as settled`);
 
 /**
@@ -117,11 +147,6 @@ const SETTLE = statement("billing-settle-hold", (p) => `with ${releaseCte(p)} se
  */
 export async function settleHold(pool: pg.Pool, accountId: string, release: number, reference: string, tags: CallTags): Promise<void> {
   await pool.query(SETTLE.with({ accountId, release, reference, ...tags, inputTokens: 0, outputTokens: 0 }));
-}
-
-/** Hands back a hold whose call died with its process (nothing was produced or billed); false when already settled. */
-export async function releaseUnsettledHold(pool: pg.Pool, accountId: string, reference: string): Promise<boolean> {
-  return ((await pool.query(RELEASE_UNSETTLED.with({ accountId, reference }))).rowCount ?? 0) > 0;
 }
 
 /**

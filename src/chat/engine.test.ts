@@ -50,11 +50,15 @@ describe("runChatTurn (engine for non-HTTP callers, simulator upstream)", () => 
     const first = await runChatTurn(app.runtime, { accountId, agentId, messages: [{ role: "user", content: "lease" }], maxTokens: 5 }).catch(() => undefined);
     const { rows } = await app.runtime.pool.query("select id from threads where account_id = $1 order by created_at desc limit 1", [accountId]);
     const threadId = first?.threadId ?? rows[0].id;
-    await renewLease(app.runtime.pool, threadId, 60_000);
+    await renewLease(app.runtime.pool, threadId, "chatcmpl-gone", 60_000);
     const freed = await app.runtime.pool.query("select busy_until from threads where id = $1", [threadId]);
     expect(freed.rows[0].busy_until).toBeNull();
-    await app.runtime.pool.query("update threads set busy_until = now() + interval '1 second' where id = $1", [threadId]);
-    await renewLease(app.runtime.pool, threadId, 600_000);
+    await app.runtime.pool.query("update threads set busy_until = now() + interval '1 second', turn_id = 'chatcmpl-live' where id = $1", [threadId]);
+    // Only the turn that holds the lease renews it.
+    await renewLease(app.runtime.pool, threadId, "chatcmpl-other", 600_000);
+    const notRenewed = await app.runtime.pool.query("select extract(epoch from busy_until - now()) as s from threads where id = $1", [threadId]);
+    expect(Number(notRenewed.rows[0].s)).toBeLessThan(2);
+    await renewLease(app.runtime.pool, threadId, "chatcmpl-live", 600_000);
     const held = await app.runtime.pool.query("select extract(epoch from busy_until - now()) as s from threads where id = $1", [threadId]);
     expect(Number(held.rows[0].s)).toBeGreaterThan(500);
   });

@@ -114,6 +114,16 @@ async function refusal(runtime: Runtime, keyId: string | undefined, keyLimited: 
   return new AppError("insufficient_balance", "Insufficient balance: top up the account to continue");
 }
 
+/**
+ * How long a turn holds its thread: every upstream attempt of every model it may try (the model
+ * and its fallbacks) at its timeout, plus a margin for the database work around the calls. Once it
+ * has passed, the turn counts as dead and the reclaim settles it (threads/store.ts
+ * `reclaimExpiredTurns`), so it must not pass while a fallback is still being tried.
+ */
+function turnLeaseMs(config: Runtime["config"], models: number): number {
+  return models * config.providers.timeoutMs * (config.providers.maxRetries + 1) + 10_000;
+}
+
 export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: TurnHooks = {}): Promise<TurnResult> {
   const { config, pool } = runtime;
   const { agent } = input;
@@ -123,7 +133,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
   const maxTokens = input.maxTokens ?? config.providers.defaultMaxOutputTokens;
   const price = priceFor(config, model);
   const id = input.id ?? `chatcmpl-${randomBase62(18)}`;
-  const leaseMs = config.providers.timeoutMs * (config.providers.maxRetries + 1) + 60_000;
+  const leaseMs = turnLeaseMs(config, 1 + (agent.fallbackModels?.length ?? 0));
   const system: ChatMessage[] = agent.instructions ? [{ role: "system", content: agent.instructions }] : [];
   if (input.instructions) system.push({ role: "system", content: input.instructions });
   // The hold covers the prompt as sent: texts, tool calls, tool definitions, images (a bounded count each).
@@ -146,7 +156,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
   if (input.threadId) {
     threadId = input.threadId;
     if (input.rateLimit) await consumeRateLimit(pool, input.rateLimit.keyId, input.rateLimit.limit, input.rateLimit.onState);
-    const leased = await leaseThread(pool, { threadId, accountId: agent.accountId, agentId: agent.id, leaseMs });
+    const leased = await leaseThread(pool, { threadId, accountId: agent.accountId, agentId: agent.id, leaseMs, turnId: id });
     baseSeq = leased.messageCount;
     upstreamMessages = [...system, ...leased.history, ...input.messages];
     hold = holdFor(upstreamMessages);
@@ -157,7 +167,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
       checkToolResults([...leased.history, ...input.messages], leased.history.length, input.toolResultParam ?? ((i) => `messages[${i}].tool_call_id`));
       ({ ok: held, keyLimited } = await placeHold(pool, agent.accountId, hold, id, tags(threadId)));
     } finally {
-      if (!held) await releaseLease(pool, threadId).catch(() => {});
+      if (!held) await releaseLease(pool, threadId, id).catch(() => {});
     }
     if (!held) throw await refusal(runtime, input.keyId, keyLimited);
   } else {
@@ -186,10 +196,11 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
   let promptTokens: number;
   let completionTokens: number;
   let aborted = false;
-  // The upstream timeout is an idle timeout, so an answer may stream for longer than the lease:
-  // renew it while the call runs (a crashed instance stops renewing and the lease expires).
-  const renewal = setInterval(() => renewLease(pool, threadId, leaseMs).catch(() => {}), leaseMs / 2);
-  renewal.unref();
+  // A stream may last longer than any bound (the upstream timeout is an idle timeout): it renews
+  // its lease while it runs, so a crashed instance's turn expires within one lease. A non-stream
+  // call is bounded by the lease itself, so it never renews (docs/billing-reservations.md).
+  const renewal = hooks.stream ? setInterval(() => renewLease(pool, threadId, id, leaseMs).catch(() => {}), leaseMs / 2) : undefined;
+  renewal?.unref();
   // A dearer fallback model needs more held (chat/fallback.ts).
   const extraHolds = new ExtraHolds(pool, agent.accountId, hold, id, () => tags(threadId));
   let attempts: Attempt[] = [{ model }];

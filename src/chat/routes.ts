@@ -10,6 +10,7 @@ import { chooseModel, executeTurn } from "./engine.js";
 import { admission } from "./admission.js";
 import { InFlightTurns } from "./in-flight.js";
 import { sweepRateLimits } from "./rate-limit.js";
+import { startHoldReclaim } from "./reclaim.js";
 import { parseChatRequest } from "./request.js";
 import { responsesRouter } from "./responses-routes.js";
 import { SseResponse, sseData } from "./sse.js";
@@ -29,6 +30,7 @@ export const chatRoutes: RouteModule = (runtime) => {
   const keys = new KeyAuthenticator(runtime);
   const sweep = setInterval(() => sweepRateLimits(runtime.pool).catch(() => {}), 10 * 60_000);
   sweep.unref();
+  const stopReclaim = startHoldReclaim(runtime);
 
   const admit = admission(runtime, keys);
   // Every turn this instance serves, so a graceful stop settles each one (in-flight.ts).
@@ -166,6 +168,13 @@ export const chatRoutes: RouteModule = (runtime) => {
     next(err);
   };
   router.use("/api/v1", bodyErrors);
-  return { router, close: () => clearInterval(sweep), cut: () => turns.cut() };
+  return {
+    router,
+    close: () => {
+      clearInterval(sweep);
+      stopReclaim();
+    },
+    cut: () => turns.cut(),
+  };
 };
 

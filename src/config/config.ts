@@ -120,6 +120,8 @@ const envSchema = z.object({
    */
   SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
   DEFAULT_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
+  /** How often each API instance settles chat turns whose thread lease expired (a crashed instance's holds). */
+  HOLD_RECLAIM_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(120_000),
   UPSTREAM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   /** Per-model circuit breaker: this many failed calls within the window open it (0: off). */
@@ -226,6 +228,8 @@ export interface Config {
   };
   modelPrices: Record<string, { input: string | number; output: string | number }>;
   defaultRateLimitPerMinute: number;
+  /** The period of the reclaim of dead turns' holds (threads/store.ts reclaimExpiredTurns), per API instance. */
+  holdReclaimIntervalMs: number;
   /** Run limits, the one source for the sandbox and the workflow's timeouts (per agent within these maxima). */
   sandbox: {
     /** CPU time the script itself may use (the sandbox thread's CPU, not time spent awaiting). */
@@ -375,6 +379,7 @@ export function loadConfig(
     },
     modelPrices: env.MODEL_PRICES ?? {},
     defaultRateLimitPerMinute: env.DEFAULT_RATE_LIMIT_PER_MINUTE,
+    holdReclaimIntervalMs: env.HOLD_RECLAIM_INTERVAL_MS,
     sandbox: {
       cpuTimeMs: env.SCRIPT_CPU_TIME_MS,
       wallTimeMs: env.SCRIPT_WALL_TIME_MS,

@@ -135,6 +135,8 @@ export const Thread = defineEntity({
     ...agentOwned(),
     /** Set while a turn is in flight; a stale lease (crashed instance) expires on its own. */
     busyUntil: p.datetime().nullable(),
+    /** The turn (its ledger reference) that holds the lease: a reclaim or a late finish acts only on its own turn. */
+    turnId: p.string().length(100).nullable(),
     messageCount: p.integer().default(0),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
     updatedAt: p.datetime().onCreate(now).onUpdate(now),

@@ -1,5 +1,4 @@
 import { loadAgentSecrets } from "../agents/secrets.js";
-import { runChatTurn } from "../chat/engine.js";
 import { createEgress, type Egress } from "../egress/fetch.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { sandboxPool, ScriptError } from "../sandbox/index.js";
@@ -7,7 +6,7 @@ import { Journal } from "./journal.js";
 import { runLimits } from "./limits.js";
 import { createRedactor, type Redactor } from "./redact.js";
 import type { AgentRow } from "./store.js";
-import { ScriptHost, usingModel, type Execution, type RunJob } from "./script-host.js";
+import { ScriptHost, type Execution, type RunJob } from "./script-host.js";
 
 export type { Execution, ToolUse } from "./script-host.js";
 
@@ -33,28 +32,23 @@ export async function executeAgent(
   execution: Execution,
   signal?: AbortSignal,
 ): Promise<Redactor> {
+  let egress = egressOf.get(runtime);
+  if (!egress) egressOf.set(runtime, (egress = createEgress(runtime.config.egress)));
   if (!agent.script) {
-    const r = await usingModel(execution, null, () =>
-      runChatTurn(runtime, {
-        accountId: job.accountId,
-        agentId: job.agentId,
-        messages: [{ role: "user", content: JSON.stringify(payload) }],
-        run: { jobId: job.id, triggerId: job.triggerId },
-      }),
-    );
-    execution.threadId = r.threadId;
-    execution.costMicros += r.costMicros;
-    execution.modelCalls.push({ model: r.model, usage: r.usage, costMicros: r.costMicros });
+    // The model call is a journaled step like ctx.chat: a retry after a crash does not pay twice.
+    const journal = new Journal(runtime.pool, job.id);
+    const redact = createRedactor([]);
+    const host = new ScriptHost({ runtime, job, journal, steps: await journal.load(), egress, egressAllow: [], redact, maxLogLines: 0, execution });
+    const r = await host.modelCall([{ role: "user", content: JSON.stringify(payload) }]);
+    execution.costMicros = await journal.cost();
     execution.result = { role: "assistant", content: r.content };
-    return createRedactor([]);
+    return redact;
   }
 
   const journal = new Journal(runtime.pool, job.id);
   // Two independent reads, on two pool connections at once.
   const [secrets, steps] = await Promise.all([loadAgentSecrets(runtime.pool, runtime.config.secretEncryptionKey, job.agentId), journal.load()]);
   const redact = createRedactor(Object.values(secrets));
-  let egress = egressOf.get(runtime);
-  if (!egress) egressOf.set(runtime, (egress = createEgress(runtime.config.egress)));
   const limits = runLimits(runtime.config, agent);
   const host = new ScriptHost({
     runtime,

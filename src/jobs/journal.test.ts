@@ -1,5 +1,6 @@
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
@@ -25,6 +26,8 @@ describe("journaled steps survive kill -9 of the worker", () => {
   let holding: Server;
   const modelCalls: string[] = [];
   const heldModelCalls: ServerResponse[] = [];
+  // Answered when the test calls them.
+  const gatedModelCalls: (() => void)[] = [];
 
   beforeAll(async () => {
     holding = createServer(async (req, res) => {
@@ -33,10 +36,13 @@ describe("journaled steps survive kill -9 of the worker", () => {
       const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { messages: { role: string; content: string }[] };
       const last = body.messages.filter((m) => m.role === "user").at(-1)?.content ?? "";
       modelCalls.push(last);
-      if (last === "hold me" && modelCalls.filter((c) => c === last).length === 1) return void heldModelCalls.push(res);
-      res.writeHead(200, { "content-type": "application/json" }).end(
-        JSON.stringify({ id: "x", object: "chat.completion", created: 0, model: "m", choices: [{ index: 0, message: { role: "assistant", content: `answer to ${last}` }, finish_reason: "stop" }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }),
-      );
+      if (last.includes("hold me") && modelCalls.filter((c) => c === last).length === 1) return void heldModelCalls.push(res);
+      const answer = () =>
+        res.writeHead(200, { "content-type": "application/json" }).end(
+          JSON.stringify({ id: "x", object: "chat.completion", created: 0, model: "m", choices: [{ index: 0, message: { role: "assistant", content: `answer to ${last}` }, finish_reason: "stop" }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }),
+        );
+      if (last.includes("gate me") && modelCalls.filter((c) => c === last).length === 1) return void gatedModelCalls.push(answer);
+      answer();
     });
     await new Promise<void>((r) => holding.listen(0, "127.0.0.1", r));
     ca = makeTestCa(["api.test"], ["127.0.0.1"]);
@@ -202,5 +208,88 @@ describe("journaled steps survive kill -9 of the worker", () => {
     // The run's thread holds both turns, once each, and is free again.
     const thread = await app.runtime.pool.query("select busy_until, message_count from threads where id = $1", [run.thread_id]);
     expect(thread.rows[0]).toMatchObject({ busy_until: null, message_count: 4 });
+  }, 300_000);
+
+  it("a model call saved and paid, the worker killed before its step was journaled: the next attempt completes the step from the saved turn, the model is called once, the account pays once", async () => {
+    for (const w of workers) await w.kill("SIGKILL");
+    const { adminToken, accountId } = await createAccount(app.url, app.operatorToken, "after-finish", "10");
+    const agentId = await createAgent(app.url, adminToken, {
+      name: "one chat",
+      script: `export default async function run(input, ctx) {
+        const a = await ctx.chat({ model: "provider_a/model-2.0-flash", messages: [{ role: "user", content: "gate me" }] });
+        return { a: a.content };
+      }`,
+    });
+    const t = await createTrigger(app.url, adminToken, agentId);
+    const before = await app.runtime.pool.query<{ b: string }>("select balance_micros::text as b from accounts where id = $1", [accountId]);
+    workers.push(spawnWorker(app, env));
+    const posted = await postWebhook(app.url, t.id, "{}", { "x-trigger-secret": t.secret });
+    const jobId = posted.body.job_id as string;
+    const step = async () => (await app.runtime.pool.query<{ result: { threadId?: string } | null }>("select result from job_steps where job_id = $1 and key = '1:chat'", [jobId])).rows[0]?.result;
+    await waitUntil(async () => gatedModelCalls.length === 1 && Boolean((await step())?.threadId), 180_000, "the model call in flight, noted in the journal");
+    const threadId = (await step())!.threadId!;
+    // The window: the turn's finish commits (thread saved, account charged), the journal's write
+    // of the completed step does not — it waits on the row held here, and the worker dies.
+    const locker = new pg.Client({ connectionString: app.databaseUrl });
+    await locker.connect();
+    try {
+      await locker.query("begin");
+      await locker.query("select 1 from job_steps where job_id = $1 and key = '1:chat' for update", [jobId]);
+      gatedModelCalls[0]!();
+      const blocked = async () => (await locker.query<{ pid: number }>("select pid from pg_stat_activity where $1 = any(pg_blocking_pids(pid))", [(await locker.query("select pg_backend_pid() as p")).rows[0].p])).rows;
+      await waitUntil(async () => (await blocked()).length === 1, 60_000, "the journal write waiting");
+      const saved = await app.runtime.pool.query("select count(*)::int as n from messages where thread_id = $1 and role = 'assistant'", [threadId]);
+      expect(saved.rows[0].n).toBe(1);
+      await workers.at(-1)!.kill("SIGKILL");
+      // Its statement dies with it (PostgreSQL would otherwise run it once the lock is free).
+      for (const { pid } of await blocked()) await locker.query("select pg_terminate_backend($1)", [pid]);
+      await locker.query("rollback");
+    } finally {
+      await locker.end();
+    }
+    workers.push(spawnWorker(app, env));
+    const status = await waitForJob(app.url, jobId, { "x-trigger-secret": t.secret }, 180_000);
+    expect(status, status.error).toMatchObject({ status: "done", attempts: 2 });
+    expect(modelCalls.filter((c) => c === "gate me")).toHaveLength(1);
+    const job = await app.runtime.pool.query("select cost_micros from jobs where id = $1", [jobId]);
+    const cost = Number(job.rows[0].cost_micros);
+    expect(cost).toBeGreaterThan(0);
+    const after = await app.runtime.pool.query<{ b: string }>("select balance_micros::text as b from accounts where id = $1", [accountId]);
+    expect(Number(before.rows[0]!.b) - Number(after.rows[0]!.b)).toBe(cost);
+    const run = (await getJson(`${app.url}/api/runs/${jobId}`, { "x-trigger-secret": t.secret })).body;
+    expect(run.result).toEqual({ a: "answer to gate me" });
+    const steps = await app.runtime.pool.query("select key, status, executions, cost_micros from job_steps where job_id = $1", [jobId]);
+    expect(steps.rows.map((s) => [s.key, s.status, s.executions, Number(s.cost_micros)])).toEqual([["1:chat", "done", 1, cost]]);
+  }, 300_000);
+
+  it("a run without a script: its model call is a journaled step, so one cut by kill -9 has its hold handed back and the account pays one answer", async () => {
+    for (const w of workers) await w.kill("SIGKILL");
+    const { adminToken, accountId } = await createAccount(app.url, app.operatorToken, "no-script", "10");
+    const agentId = await createAgent(app.url, adminToken, { name: "plain chat", defaultModel: "provider_a/model-2.0-flash" });
+    const t = await createTrigger(app.url, adminToken, agentId);
+    const before = await app.runtime.pool.query<{ b: string }>("select balance_micros::text as b from accounts where id = $1", [accountId]);
+    const held = heldModelCalls.length;
+    workers.push(spawnWorker(app, env));
+    const posted = await postWebhook(app.url, t.id, JSON.stringify({ say: "hold me, no script" }), { "x-trigger-secret": t.secret });
+    const jobId = posted.body.job_id as string;
+    await waitUntil(() => heldModelCalls.length === held + 1, 180_000, "the run's model call in flight");
+    await workers.at(-1)!.kill("SIGKILL");
+    workers.push(spawnWorker(app, env));
+    const status = await waitForJob(app.url, jobId, { "x-trigger-secret": t.secret }, 180_000);
+    expect(status, status.error).toMatchObject({ status: "done", attempts: 2 });
+    const run = (await getJson(`${app.url}/api/runs/${jobId}`, { "x-trigger-secret": t.secret })).body;
+    const content = JSON.stringify({ say: "hold me, no script" });
+    expect(run.result).toEqual({ role: "assistant", content: `answer to ${content}` });
+    expect(modelCalls.filter((c) => c === content)).toHaveLength(2);
+    // Two holds, the cut one handed back whole: the balance is down by one answer, the job's cost.
+    const job = await app.runtime.pool.query("select cost_micros from jobs where id = $1", [jobId]);
+    const cost = Number(job.rows[0].cost_micros);
+    expect(cost).toBeGreaterThan(0);
+    const after = await app.runtime.pool.query<{ b: string }>("select balance_micros::text as b from accounts where id = $1", [accountId]);
+    expect(Number(before.rows[0]!.b) - Number(after.rows[0]!.b)).toBe(cost);
+    const holds = await app.runtime.pool.query("select count(*)::int as n from ledger_entries where account_id = $1 and kind = 'hold'", [accountId]);
+    expect(holds.rows[0].n).toBe(2);
+    const steps = await app.runtime.pool.query("select key, status, executions, cost_micros from job_steps where job_id = $1", [jobId]);
+    expect(steps.rows.map((s) => [s.key, s.status, s.executions, Number(s.cost_micros)])).toEqual([["1:chat", "done", 2, cost]]);
   }, 300_000);
 });

@@ -1,6 +1,5 @@
-import { releaseUnsettledHold } from "../billing/ledger.js";
 import { runChatTurn } from "../chat/engine.js";
-import { releaseLeftLease } from "../threads/store.js";
+import { answeredTurn, reclaimExpiredTurns } from "../threads/store.js";
 import { EgressError, type Egress } from "../egress/fetch.js";
 import { AppError } from "../errors/app-error.js";
 import { unavailableError } from "../errors/unavailable.js";
@@ -126,6 +125,15 @@ export class ScriptHost {
     }
   }
 
+  /**
+   * The one model call of a run without a script, journaled like ctx.chat (step `1:chat`): a retry
+   * after a crash answers it from the journal, or reclaims the hold of the call the crash cut, so
+   * the run pays for one answer. Errors stay AppErrors (they decide whether the run is retried).
+   */
+  async modelCall(messages: { role: "user"; content: string }[]): Promise<{ content: string }> {
+    return (await this.journaled("chat", undefined, (key) => this.chat({ messages }, key, false))) as { content: string };
+  }
+
   private nextKey(kind: string, name?: string): string {
     return `${++this.seq}:${kind}${name ? `:${name}` : ""}`;
   }
@@ -141,9 +149,10 @@ export class ScriptHost {
     const key = this.nextKey(kind, name);
     const done = this.d.steps.get(key);
     if (done?.status === "done") return this.replay(done.result as Stored);
-    if (done?.status === "started" && kind === "chat") await this.recoverCutTurn(done.result as InFlightTurn | null);
-    await this.d.journal.start(key, kind);
-    const { stored, cost } = await run(key);
+    const answered = done?.status === "started" && kind === "chat" ? await this.recoverCutTurn(done.result as InFlightTurn | null) : undefined;
+    if (answered) this.replay(answered.stored);
+    else await this.d.journal.start(key, kind);
+    const { stored, cost } = answered ?? (await run(key));
     const clean = this.d.redact.json(stored);
     await this.d.journal.finish(key, kind, clean, cost, this.seq);
     return clean.value;
@@ -151,16 +160,24 @@ export class ScriptHost {
 
   /**
    * A model call cut by a crash left its thread leased and its hold placed: if the turn never
-   * finished (the lease is still there), free both, so the re-executed call can use the run's
-   * thread and the account pays only for calls that answered.
+   * finished (its lease is still there), free both, so the re-executed call can use the run's
+   * thread and the account pays only for calls that answered. If it did finish — saved and paid,
+   * the process dying before the step was journaled — the step is completed from the saved turn
+   * (returned as its stored result), so the model is not called, nor paid, twice.
    */
-  private async recoverCutTurn(inflight: InFlightTurn | null): Promise<void> {
-    if (!inflight?.holdReference || !inflight.threadId) return;
+  private async recoverCutTurn(inflight: InFlightTurn | null): Promise<{ stored: Stored; cost: number } | undefined> {
+    if (!inflight?.holdReference || !inflight.threadId) return undefined;
     const { pool } = this.d.runtime;
-    if (await releaseLeftLease(pool, inflight.threadId)) await releaseUnsettledHold(pool, this.d.job.accountId, inflight.holdReference);
+    if ((await reclaimExpiredTurns(pool, { threadId: inflight.threadId, turnId: inflight.holdReference })).turns > 0) return undefined;
+    const turn = await answeredTurn(pool, inflight.threadId, inflight.holdReference);
+    if (!turn) return undefined;
+    const usage = { prompt_tokens: turn.inputTokens, completion_tokens: turn.outputTokens, total_tokens: turn.inputTokens + turn.outputTokens };
+    const modelCall = { model: turn.model, usage, costMicros: turn.costMicros };
+    const tool: ToolUse = { kind: "model", name: turn.model, status: "ok", durationMs: 0, costMicros: turn.costMicros };
+    return { stored: { value: { content: turn.content, usage, model: turn.model }, tool, threadId: inflight.threadId, modelCall }, cost: turn.costMicros };
   }
 
-  private async chat(raw: unknown, key: string): Promise<{ stored: Stored; cost: number }> {
+  private async chat(raw: unknown, key: string, fromScript = true): Promise<{ stored: Stored; cost: number }> {
     const args = (raw ?? {}) as { model?: unknown; messages?: unknown; maxTokens?: unknown; max_tokens?: unknown };
     if (!Array.isArray(args.messages)) throw new HostCallError("ctx.chat needs { model, messages: [{ role, content }] }");
     const maxTokens = args.maxTokens ?? args.max_tokens;
@@ -185,7 +202,7 @@ export class ScriptHost {
       },
     }), (t) => (tool = t)).catch((err: unknown) => {
       // Request-shape problems are the script's to handle (it can catch them); others abort the run.
-      if (err instanceof AppError && ["invalid_request_error", "validation_failed", "model_not_found"].includes(err.code)) throw new HostCallError(err.message);
+      if (fromScript && err instanceof AppError && ["invalid_request_error", "validation_failed", "model_not_found"].includes(err.code)) throw new HostCallError(err.message);
       // A database outage is no fault of the script: abort the run as retryable (service_unavailable).
       throw unavailableError(err) ?? err;
     });

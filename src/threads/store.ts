@@ -1,55 +1,66 @@
 import type pg from "pg";
 import { AppError } from "../errors/app-error.js";
 import type { ChatMessage } from "../providers/types.js";
-import { releaseCte, type CallTags } from "../billing/ledger.js";
+import { heldCte, reclaimCte, releaseCte, settledCallCte, type CallTags } from "../billing/ledger.js";
 import { sqlNames } from "../db/names.js";
 import { Message, Thread } from "../db/schema.js";
 import { statement, type Param } from "../db/statement.js";
 
 /**
  * Thread persistence for the chat hot path, in hand-written SQL (one round trip per step).
- * A turn holds the thread's `busy_until` lease from start to save; a second turn meanwhile gets
- * 409, and a lease left by a crashed instance simply expires.
+ * A turn holds the thread's `busy_until` lease from start to save, tagged with its id (`turn_id`,
+ * also its hold's ledger reference); a second turn meanwhile gets 409. A lease left by a dead turn
+ * (crashed instance, or a turn paused past its lease) expires, and the reclaim (`reclaimExpiredTurns`)
+ * then frees it and hands its unsettled hold back (docs/billing-reservations.md).
  */
 const T = sqlNames(Thread);
 const M = sqlNames(Message);
 
 /**
- * The `new_thread` CTE: inserts thread `threadId` (leased for `leaseMs`) for each row of `from`
- * (one row, or none when the turn was refused). Parameters: threadId, accountId, agentId, leaseMs.
+ * The `new_thread` CTE: inserts thread `threadId` (leased for `leaseMs` by turn `reference`) for
+ * each row of `from` (one row, or none when the turn was refused). Parameters: threadId,
+ * accountId, agentId, leaseMs, reference.
  */
 export function newThreadCte(p: Param, from: string): string {
-  return `new_thread as (insert into ${T.table} (${T.id}, ${T.account}, ${T.agent}, ${T.busyUntil}, ${T.messageCount}, ${T.createdAt}, ${T.updatedAt})
-                select ${p("threadId")}, ${p("accountId")}, ${p("agentId")}, now() + make_interval(secs => ${p("leaseMs")}::double precision / 1000), 0, now(), now()
+  return `new_thread as (insert into ${T.table} (${T.id}, ${T.account}, ${T.agent}, ${T.busyUntil}, ${T.turnId}, ${T.messageCount}, ${T.createdAt}, ${T.updatedAt})
+                select ${p("threadId")}, ${p("accountId")}, ${p("agentId")}, now() + make_interval(secs => ${p("leaseMs")}::double precision / 1000), ${p("reference")}, 0, now(), now()
                   from ${from})`;
 }
 
+// A lease still tagged with a turn is taken over only once the reclaim has settled that turn.
 const LEASE = statement(
   "thread-lease",
-  (p) => `with l as (update ${T.table} set ${T.busyUntil} = now() + make_interval(secs => ${p("leaseMs")}::double precision / 1000)
+  (p) => `with l as (update ${T.table} set ${T.busyUntil} = now() + make_interval(secs => ${p("leaseMs")}::double precision / 1000), ${T.turnId} = ${p("turnId")}
                  where ${T.id} = ${p("threadId")} and ${T.account} = ${p("accountId")} and ${T.agent} = ${p("agentId")}
-                   and (${T.busyUntil} is null or ${T.busyUntil} < now())
+                   and ${T.turnId} is null and (${T.busyUntil} is null or ${T.busyUntil} < now())
                  returning ${T.id}, ${T.messageCount})
      select l.${T.messageCount} as message_count, m.${M.role} as role, m.${M.content} as content, m.${M.data} as data
        from l left join ${M.table} m on m.${M.thread} = l.${T.id} order by m.${M.seq}`,
 );
-const EXISTS = statement("thread-exists", (p) => `select 1 from ${T.table} where ${T.id} = ${p("threadId")} and ${T.account} = ${p("accountId")} and ${T.agent} = ${p("agentId")}`);
+const EXISTS = statement(
+  "thread-exists",
+  (p) => `select ${T.busyUntil} < now() as expired from ${T.table} where ${T.id} = ${p("threadId")} and ${T.account} = ${p("accountId")} and ${T.agent} = ${p("agentId")}`,
+);
 const RENEW = statement(
   "thread-renew-lease",
-  (p) => `update ${T.table} set ${T.busyUntil} = now() + make_interval(secs => ${p("leaseMs")}::double precision / 1000) where ${T.id} = ${p("threadId")} and ${T.busyUntil} is not null`,
+  (p) => `update ${T.table} set ${T.busyUntil} = now() + make_interval(secs => ${p("leaseMs")}::double precision / 1000) where ${T.id} = ${p("threadId")} and ${T.turnId} = ${p("turnId")}`,
 );
-const UNLEASE = statement("thread-unlease", (p) => `update ${T.table} set ${T.busyUntil} = null where ${T.id} = ${p("threadId")}`);
+const UNLEASE = statement("thread-unlease", (p) => `update ${T.table} set ${T.busyUntil} = null, ${T.turnId} = null where ${T.id} = ${p("threadId")} and ${T.turnId} = ${p("turnId")}`);
 
-/** Takes the lease on an existing thread of this agent and reads its history, in one round trip. */
+/**
+ * Takes the lease on an existing thread of this agent for turn `turnId` and reads its history, in
+ * one round trip. A lease whose turn died (expired, not yet reclaimed) is reclaimed first.
+ */
 export async function leaseThread(
   pool: pg.Pool,
-  a: { threadId: string; accountId: string; agentId: string; leaseMs: number },
+  a: { threadId: string; accountId: string; agentId: string; leaseMs: number; turnId: string },
 ): Promise<{ messageCount: number; history: ChatMessage[] }> {
-  const { rows } = await pool.query<{ message_count: number; role: string | null; content: string | null; data: MessageData | null }>(LEASE.with(a));
+  let { rows } = await pool.query<{ message_count: number; role: string | null; content: string | null; data: MessageData | null }>(LEASE.with(a));
   if (rows.length === 0) {
-    const exists = await pool.query(EXISTS.with(a));
-    if (exists.rowCount) throw new AppError("thread_busy", "Another turn on this thread is still in progress; retry when it has finished", { param: "thread_id" });
-    throw new AppError("thread_not_found", `Thread ${a.threadId} not found`, { param: "thread_id" });
+    const exists = await pool.query<{ expired: boolean | null }>(EXISTS.with(a));
+    if (!exists.rowCount) throw new AppError("thread_not_found", `Thread ${a.threadId} not found`, { param: "thread_id" });
+    if (exists.rows[0]!.expired && (await reclaimExpiredTurns(pool, { threadId: a.threadId })).turns > 0) ({ rows } = await pool.query(LEASE.with(a)));
+    if (rows.length === 0) throw new AppError("thread_busy", "Another turn on this thread is still in progress; retry when it has finished", { param: "thread_id" });
   }
   const history: ChatMessage[] = [];
   for (const r of rows) if (r.role !== null) history.push({ role: r.role as ChatMessage["role"], content: r.content ?? "", ...r.data });
@@ -68,55 +79,131 @@ function messageData(m: ChatMessage): string | null {
   return JSON.stringify(data);
 }
 
-const UNLEASE_IF_HELD = statement(
-  "thread-unlease-if-held",
-  (p) => `update ${T.table} set ${T.busyUntil} = null where ${T.id} = ${p("threadId")} and ${T.busyUntil} is not null returning ${T.id}`,
+/**
+ * Dead turns, locked: leases held by a turn, past their expiry (or exactly `threadId`'s, and
+ * then also `turnId`'s when given: a run's next attempt knows its previous call died). SKIP LOCKED:
+ * a row a finish holds is that turn finishing, and a second sweep does not wait for the first.
+ * FOR UPDATE re-reads a row changed since the statement's snapshot, so a turn that finished
+ * meanwhile (turn_id cleared) is not taken. Seq scan of threads: an index on the lease would make
+ * every turn's two thread updates non-HOT (docs/billing-reservations.md).
+ */
+function deadCte(p: Param, which: "expired" | "thread" | "turn"): string {
+  const where =
+    which === "expired"
+      ? `${T.turnId} is not null and ${T.busyUntil} < now()`
+      : `${T.id} = ${p("threadId")} and ${T.turnId} is not null and ${which === "turn" ? `${T.turnId} = ${p("turnId")}` : `${T.busyUntil} < now()`}`;
+  return `dead as (select ${T.id} as thread_id, ${T.turnId} as turn_id from ${T.table} where ${where} limit ${p("limit")} for update skip locked),
+          unleased as (update ${T.table} t set ${T.busyUntil} = null, ${T.turnId} = null from dead where t.${T.id} = dead.thread_id returning t.${T.id})`;
+}
+const reclaim = (which: "expired" | "thread" | "turn") =>
+  statement(
+    `thread-reclaim-${which}`,
+    (p) => `with ${deadCte(p, which)}, ${reclaimCte("dead")}
+       select (select count(*) from unleased)::int as turns, (select count(*) from reclaimed)::int as holds, coalesce((select sum(amount) from reclaimed), 0)::text as micros`,
+  );
+const RECLAIM = { expired: reclaim("expired"), thread: reclaim("thread"), turn: reclaim("turn") };
+const RECLAIM_BATCH = 500;
+
+/**
+ * Settles turns that died between hold and finish: frees their leases and hands each unsettled
+ * hold back whole, exactly once (a late finish of such a turn then finds its lease gone and saves
+ * nothing). Without `threadId`: every expired lease, in batches (the periodic sweep); with it,
+ * that thread's expired lease (a new turn wants it), or with `turnId` that turn's lease whether
+ * expired or not (a run's next attempt after a crash).
+ */
+export async function reclaimExpiredTurns(pool: pg.Pool, only: { threadId?: string; turnId?: string } = {}): Promise<{ turns: number; holds: number; micros: number }> {
+  const which = only.turnId ? "turn" : only.threadId ? "thread" : "expired";
+  const total = { turns: 0, holds: 0, micros: 0 };
+  for (;;) {
+    const { rows } = await pool.query<{ turns: number; holds: number; micros: string }>(RECLAIM[which].with({ threadId: only.threadId, turnId: only.turnId, limit: RECLAIM_BATCH }));
+    const r = rows[0]!;
+    total.turns += r.turns;
+    total.holds += r.holds;
+    total.micros += Number(r.micros);
+    if (which !== "expired" || r.turns < RECLAIM_BATCH) return total;
+  }
+}
+
+const ANSWERED = statement(
+  "thread-answered-turn",
+  (p) => `with ${settledCallCte(p)}
+     select s.model, s.input_tokens, s.output_tokens, s.cost::text as cost,
+            (select m.${M.content} from ${M.table} m where m.${M.thread} = ${p("threadId")} and m.${M.role} = 'assistant' order by m.${M.seq} desc limit 1) as content
+       from settled_call s`,
 );
 
 /**
- * Frees a lease that a dead process left behind (a run's turn cut by a worker crash); true when
- * the thread was still leased, i.e. the turn never finished.
+ * What turn `turnId` answered, if its finish committed: the last assistant message of its thread
+ * (the turn's own when nothing continued the thread since), its model, tokens and total cost.
+ * For a run whose process died after the turn was saved and paid but before its journal step was
+ * (jobs/script-host.ts): the step is completed from this instead of calling the model again.
  */
-export async function releaseLeftLease(pool: pg.Pool, threadId: string): Promise<boolean> {
-  return ((await pool.query(UNLEASE_IF_HELD.with({ threadId }))).rowCount ?? 0) > 0;
+export async function answeredTurn(
+  pool: pg.Pool,
+  threadId: string,
+  turnId: string,
+): Promise<{ content: string; model: string; inputTokens: number; outputTokens: number; costMicros: number } | undefined> {
+  const { rows } = await pool.query<{ model: string; input_tokens: number; output_tokens: number; cost: string; content: string | null }>(ANSWERED.with({ threadId, reference: turnId }));
+  const r = rows[0];
+  if (!r || r.content === null) return undefined;
+  return { content: r.content, model: r.model, inputTokens: r.input_tokens, outputTokens: r.output_tokens, costMicros: Number(r.cost) };
 }
 
-/** Extends a held lease: a turn whose answer streams longer than the lease keeps its thread. */
-export async function renewLease(pool: pg.Pool, threadId: string, leaseMs: number): Promise<void> {
-  await pool.query(RENEW.with({ threadId, leaseMs }));
+/** Extends the lease turn `turnId` holds: a turn whose answer streams longer than the lease keeps its thread. */
+export async function renewLease(pool: pg.Pool, threadId: string, turnId: string, leaseMs: number): Promise<void> {
+  await pool.query(RENEW.with({ threadId, turnId, leaseMs }));
 }
 
 /** Gives the lease back without saving anything (the turn was refused after the lease). */
-export async function releaseLease(pool: pg.Pool, threadId: string): Promise<void> {
-  await pool.query(UNLEASE.with({ threadId }));
+export async function releaseLease(pool: pg.Pool, threadId: string, turnId: string): Promise<void> {
+  await pool.query(UNLEASE.with({ threadId, turnId }));
 }
 
+// The thread row is locked (and re-read) before the hold counts as held: a reclaim that settled
+// this turn since the statement's snapshot has cleared turn_id, so `t` is empty and nothing is
+// credited twice. `unsettled` is read from the snapshot, but with `t` locked nothing else can
+// settle this turn's hold (the reclaim needs the same row). A lease without a turn id was taken
+// before turn ids existed (a turn in flight across the upgrade); the reclaim never touches those.
 const FINISH = statement(
   "thread-finish-turn",
-  (p) => `with ${releaseCte(p)},
+  (p) => `with ${heldCte(p, "unsettled")},
+          t as (update ${T.table} set ${T.busyUntil} = null, ${T.turnId} = null, ${T.updatedAt} = now(),
+                       ${T.messageCount} = ${T.messageCount} + case when exists (select 1 from unsettled) then ${p("count")}::int else 0 end
+                 where ${T.id} = ${p("threadId")} and (${T.turnId} = ${p("reference")} or (${T.turnId} is null and ${T.busyUntil} is not null)) returning ${T.id}),
+          ${releaseCte(p, "held as (select 1 as held from unsettled where exists (select 1 from t))")},
           m as (insert into ${M.table} (${M.thread}, ${M.seq}, ${M.role}, ${M.content}, ${M.data}, ${M.createdAt})
                 select ${p("threadId")}, ${p("baseSeq")}::int + x.ord::int, x.role, x.content, x.data::jsonb, now()
                   from unnest(${p("roles")}::text[], ${p("contents")}::text[], ${p("data")}::text[]) with ordinality as x(role, content, data, ord)
                  where exists (select 1 from held))
-     update ${T.table} set ${T.busyUntil} = null, ${T.messageCount} = ${T.messageCount} + case when exists (select 1 from held) then ${p("count")}::int else 0 end, ${T.updatedAt} = now()
-      where ${T.id} = ${p("threadId")} returning exists (select 1 from held) as settled`,
+     select exists (select 1 from held) as settled, exists (select 1 from t) as leased`,
+);
+/** A turn whose thread is gone (its agent or thread deleted mid-turn): its hold, if still unsettled, handed back whole. */
+const RECLAIM_ORPHAN = statement(
+  "thread-reclaim-orphan",
+  (p) => `with dead as (select ${p("threadId")}::varchar as thread_id, ${p("reference")}::varchar as turn_id where not exists (select 1 from ${T.table} where ${T.id} = ${p("threadId")})),
+          ${reclaimCte("dead")}
+     select (select count(*) from dead)::int as gone, (select count(*) from reclaimed)::int as holds`,
 );
 
 /**
  * Ends a turn: appends the messages (in order, after `baseSeq`), releases the lease and credits
  * back `release` micro-USD of the hold, all in one statement so a crash cannot keep one without
  * the other. A synchronous commit: it also makes the turn's asynchronously committed hold (and
- * new thread) durable before the answer leaves (WAL is flushed in order). When the hold is not
- * there (lost to a database crash since it was placed, or already released) nothing is saved or
- * credited, the lease is still released (a continuation's lease is durable, its hold may not be),
- * and the turn fails with service_unavailable: the client must not get an answer whose thread is
- * not stored.
+ * new thread) durable before the answer leaves (WAL is flushed in order). Nothing is saved or
+ * credited, and the turn fails, when:
+ * - the thread is gone (its agent or the thread was deleted mid-turn): the hold is handed back
+ *   whole and the turn fails with not_found (the answer has nowhere to be stored, so it is not
+ *   given or charged);
+ * - the turn no longer holds the lease (it outlived its lease and the reclaim settled it), or the
+ *   hold is not there (lost to a database crash since it was placed): service_unavailable; the
+ *   lease is released when it is still this turn's (a continuation's lease is durable, its hold
+ *   may not be). The client must not get an answer whose thread is not stored.
  */
 export async function finishTurn(
   pool: pg.Pool,
   a: { threadId: string; accountId: string; baseSeq: number; messages: ChatMessage[]; release: number; reference: string; tags: CallTags; inputTokens: number; outputTokens: number },
 ): Promise<void> {
-  const { rows } = await pool.query<{ settled: boolean }>(
+  const { rows } = await pool.query<{ settled: boolean; leased: boolean }>(
     FINISH.with({
       ...a.tags,
       inputTokens: a.inputTokens,
@@ -132,7 +219,16 @@ export async function finishTurn(
       data: a.messages.map(messageData),
     }),
   );
-  if (!rows[0]?.settled) {
-    throw new AppError("service_unavailable", "The database restarted during this request and lost its hold; nothing was charged, retry the request", { headers: { "Retry-After": "1" } });
+  if (rows[0]?.settled) return;
+  if (!rows[0]?.leased) {
+    const orphan = await pool.query<{ gone: number; holds: number }>(RECLAIM_ORPHAN.with({ threadId: a.threadId, reference: a.reference }));
+    // A thread that never existed was lost with its hold to a database crash (503 below).
+    if (orphan.rows[0]!.holds > 0) {
+      throw new AppError("not_found", "The agent or thread was deleted while this turn ran; nothing was stored or charged", { param: "thread_id" });
+    }
+    if (!orphan.rows[0]!.gone) {
+      throw new AppError("service_unavailable", "This turn outlived its thread lease and was settled without an answer; nothing was charged, retry the request", { headers: { "Retry-After": "1" } });
+    }
   }
+  throw new AppError("service_unavailable", "The database restarted during this request and lost its hold; nothing was charged, retry the request", { headers: { "Retry-After": "1" } });
 }

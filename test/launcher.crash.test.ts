@@ -1,0 +1,97 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isAlive } from "../src/dev/processes.js";
+import { startFakeUpstream, type FakeUpstream } from "./helpers/fake-upstreams.js";
+import { gql } from "./helpers/graphql.js";
+import { startHttpsReceiver, type HttpsReceiver } from "./helpers/https-receiver.js";
+import { admin, childPids, launch, waitReady, type Launcher } from "./helpers/launcher.js";
+import { until } from "./helpers/processes.js";
+import { makeTestCa, type TestCa } from "./helpers/tls.js";
+import { createAgent, createTrigger, getJson, postWebhook, waitForJob } from "./helpers/webhooks.js";
+
+/**
+ * SIGKILL of the whole `npm start` process group (API, worker, embedded PostgreSQL, Temporal dev
+ * server at once) right after a run's journaled `ctx.chat` step completed and its next step
+ * (`ctx.fetch`) reached its receiver: after a restart on the same data the run finishes, and the
+ * model step is answered from the journal — the upstream saw one call, the account paid once.
+ */
+describe("a completed journaled step is not paid twice across a kill -9 of the whole npm start", () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "agw-launch-crash-"));
+  let fake: FakeUpstream;
+  let receiver: HttpsReceiver;
+  let ca: TestCa;
+  let env: Record<string, string>;
+  const running: Launcher[] = [];
+
+  beforeAll(async () => {
+    fake = await startFakeUpstream();
+    ca = makeTestCa(["api.test"], ["127.0.0.1"]);
+    receiver = await startHttpsReceiver("127.0.0.1", ca);
+    env = {
+      PROVIDER_A_BASE_URL: fake.url,
+      PROVIDER_A_API_KEY: "test-key-a",
+      EGRESS_ALLOW_PRIVATE: "true",
+      EGRESS_RESOLVE: JSON.stringify({ "api.test": "127.0.0.1" }),
+      EGRESS_CA_FILE: ca.caFile,
+    };
+  });
+  afterAll(async () => {
+    for (const l of running) if (l.child.exitCode === null && l.child.signalCode === null) process.kill(-l.child.pid!, "SIGKILL");
+    const pids = childPids(dataDir);
+    for (const pid of [pids.postgres, pids.temporal]) if (pid && isAlive(pid)) process.kill(pid, "SIGKILL");
+    receiver?.releaseHeld();
+    await receiver?.close();
+    await fake?.close();
+    ca?.cleanup();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("chat, then fetch in flight, then SIGKILL of the process group: after the restart the run is done, the model was called once, the balance shows one charge", async () => {
+    let l = await launch(dataDir, env, { group: true });
+    running.push(l);
+    await waitReady(l, 120_000);
+    const url = () => `http://127.0.0.1:${l.port}`;
+    const { adminToken } = JSON.parse(await admin(["create-account", "--name", "crash", "--balance", "10", "--json"], dataDir)) as { adminToken: string };
+    const agentId = await createAgent(url(), adminToken, {
+      name: "chat then fetch",
+      script: `export default async function run(input, ctx) {
+        const a = await ctx.chat({ messages: [{ role: "user", content: "the paid step" }] });
+        const b = await ctx.fetch(input.base + "/hold/after-chat", { method: "POST", body: a.content });
+        return { a: a.content, b: b.status };
+      }`,
+    });
+    await gql(url(), adminToken, `mutation($id: ID!) { setAgentEgress(agentId: $id, allow: ["api.test"]) { id } }`, { id: agentId });
+    const t = await createTrigger(url(), adminToken, agentId);
+    const balance = async () => Math.round(Number((await gql(url(), adminToken, "{ me { balance } }")).data!.me.balance) * 1e6);
+    const start = await balance();
+
+    const posted = await postWebhook(url(), t.id, JSON.stringify({ base: `https://api.test:${receiver.port}` }), { "x-trigger-secret": t.secret });
+    expect(posted.status).toBe(202);
+    const jobId = posted.body.job_id as string;
+    // The chat step answered (its result went back to the script) and the fetch step was sent.
+    await until(() => receiver.held.length === 1, "the fetch step at its receiver", 120_000);
+    expect(fake.requests).toHaveLength(1);
+    process.kill(-l.child.pid!, "SIGKILL");
+    await l.exited;
+    receiver.releaseHeld();
+
+    l = await launch(dataDir, env, { group: true });
+    running.push(l);
+    await waitReady(l, 120_000);
+    const job = await waitForJob(url(), jobId, { "x-trigger-secret": t.secret }, 180_000);
+    expect(job.status, job.error).toBe("done");
+    // The model step ran once; the fetch step (cut) ran again with the same Idempotency-Key.
+    expect(fake.requests).toHaveLength(1);
+    const fetches = receiver.requests.filter((r) => r.path === "/hold/after-chat");
+    expect(fetches.map((r) => r.headers["idempotency-key"])).toEqual([`${jobId}:2:fetch`, `${jobId}:2:fetch`]);
+    const run = (await getJson(`${url()}/api/runs/${jobId}`, { "x-trigger-secret": t.secret })).body;
+    const cost = Math.round(Number(run.cost) * 1e6);
+    expect(cost).toBeGreaterThan(0);
+    expect(await balance()).toBe(start - cost);
+
+    process.kill(-l.child.pid!, "SIGINT");
+    await l.exited;
+  }, 420_000);
+});
