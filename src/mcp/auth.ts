@@ -1,0 +1,37 @@
+import type express from "express";
+import { AppError } from "../errors/app-error.js";
+import type { KeyAuthenticator, KeyPrincipal } from "../keys/auth.js";
+
+/**
+ * Who may call an agent's MCP server: a key of that very agent (`Authorization: Bearer a2a_…`; the
+ * chat API's `X-API-Key` works too). A missing, wrong, deleted or expired key, or a key of another
+ * agent, is the same 401 with an RFC 6750 challenge that points at the protected-resource metadata
+ * (RFC 9728), as the MCP authorization specification asks of an HTTP server (docs/mcp.md).
+ */
+
+export const mcpPath = (agentId: string) => `/api/mcp/${encodeURIComponent(agentId)}`;
+export const resourceMetadataPath = (agentId: string) => `/.well-known/oauth-protected-resource${mcpPath(agentId)}`;
+
+/** The challenge; `refused` is the reason when a credential was sent (RFC 6750 §3.1: none without one). */
+export function challenge(publicBaseUrl: string, agentId: string, refused?: string): string {
+  const quoted = (s: string) => `"${s.replace(/["\\]/g, "")}"`;
+  const parts = [`Bearer realm="agent-gateway"`, `resource_metadata=${quoted(publicBaseUrl + resourceMetadataPath(agentId))}`];
+  if (refused) parts.push(`error="invalid_token"`, `error_description=${quoted(refused)}`);
+  return parts.join(", ");
+}
+
+export async function authenticateForAgent(keys: KeyAuthenticator, req: express.Request, agentId: string, publicBaseUrl: string): Promise<KeyPrincipal> {
+  let principal: KeyPrincipal;
+  try {
+    principal = await keys.authenticate(req.get("authorization"), req.get("x-api-key"));
+    // Another agent's key is refused exactly like a wrong one: agent ids cannot be probed.
+    if (principal.agent.id !== agentId) throw new AppError("invalid_api_key", "Invalid API key");
+  } catch (err) {
+    if (err instanceof AppError && err.status === 401) {
+      const sent = !!(req.get("authorization") || req.get("x-api-key"));
+      throw new AppError(err.code, err.message, { headers: { ...err.headers, "WWW-Authenticate": challenge(publicBaseUrl, agentId, sent ? err.message : undefined) } });
+    }
+    throw err;
+  }
+  return principal;
+}

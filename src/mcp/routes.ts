@@ -1,0 +1,52 @@
+import express from "express";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { AppError } from "../errors/app-error.js";
+import { findAgent } from "../agents/service.js";
+import { KeyAuthenticator } from "../keys/auth.js";
+import type { RouteModule } from "../http/server.js";
+import { authenticateForAgent, challenge, mcpPath } from "./auth.js";
+import { agentMcpServer } from "./server.js";
+
+/** Request bodies above this are refused by the transport with 413 (as the chat API's 4 MB). */
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+/**
+ * `{PUBLIC_BASE_URL}/api/mcp/<agent_id>`: every agent is an MCP server over Streamable HTTP, in
+ * the SDK's stateless mode (a fresh server and transport per POST; no session to route), and the
+ * protected-resource metadata its 401 challenge points at.
+ */
+export const mcpRoutes: RouteModule = (runtime) => {
+  const router = express.Router();
+  const keys = new KeyAuthenticator(runtime);
+
+  router.get("/.well-known/oauth-protected-resource/api/mcp/:agentId", (req, res) => {
+    const base = runtime.config.publicBaseUrl;
+    res.set("Cache-Control", "public, max-age=3600").json({
+      resource: base + mcpPath(req.params.agentId),
+      bearer_methods_supported: ["header"],
+      resource_name: "Agent Gateway agent (MCP)",
+    });
+  });
+
+  router.all("/api/mcp/:agentId", async (req, res) => {
+    const { agentId } = req.params;
+    const base = runtime.config.publicBaseUrl;
+    const principal = await authenticateForAgent(keys, req, agentId, base);
+    // Stateless: no server-initiated stream (GET) and no session to end (DELETE).
+    if (req.method !== "POST") throw new AppError("method_not_allowed", "This MCP server answers POST only (stateless Streamable HTTP)", { headers: { Allow: "POST" } });
+    const agent = await findAgent(runtime.orm.em.fork(), principal.agent.accountId, agentId);
+    if (!agent) throw new AppError("invalid_api_key", "Invalid API key", { headers: { "WWW-Authenticate": challenge(base, agentId, "Invalid API key") } });
+
+    const server = agentMcpServer(runtime, principal, { name: agent.name, automation: !!agent.script });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, maxRequestBodySize: MAX_BODY_BYTES });
+    // The client went away (or the answer is complete): abort the tool calls in flight, free both.
+    res.on("close", () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+  });
+
+  return router;
+};
