@@ -1,6 +1,7 @@
 import type express from "express";
 import { AppError } from "../errors/app-error.js";
 import type { KeyAuthenticator, KeyPrincipal } from "../keys/auth.js";
+import { mcpPath } from "../agents/protocol-urls.js";
 
 /**
  * Who may call an agent's MCP server: a key of that very agent (`Authorization: Bearer a2a_…`; the
@@ -9,7 +10,6 @@ import type { KeyAuthenticator, KeyPrincipal } from "../keys/auth.js";
  * (RFC 9728), as the MCP authorization specification asks of an HTTP server (docs/mcp.md).
  */
 
-export const mcpPath = (agentId: string) => `/api/mcp/${encodeURIComponent(agentId)}`;
 export const resourceMetadataPath = (agentId: string) => `/.well-known/oauth-protected-resource${mcpPath(agentId)}`;
 
 /** The challenge; `refused` is the reason when a credential was sent (RFC 6750 §3.1: none without one). */

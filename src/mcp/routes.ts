@@ -4,7 +4,8 @@ import { AppError } from "../errors/app-error.js";
 import { findAgent } from "../agents/service.js";
 import { KeyAuthenticator } from "../keys/auth.js";
 import type { RouteModule } from "../http/server.js";
-import { authenticateForAgent, challenge, mcpPath } from "./auth.js";
+import { mcpPath } from "../agents/protocol-urls.js";
+import { authenticateForAgent, challenge } from "./auth.js";
 import { agentMcpServer } from "./server.js";
 
 /** Request bodies above this are refused by the transport with 413 (as the chat API's 4 MB). */
