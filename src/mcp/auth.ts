@@ -1,13 +1,15 @@
 import type express from "express";
 import { AppError } from "../errors/app-error.js";
-import type { KeyAuthenticator, KeyPrincipal } from "../keys/auth.js";
+import type { AgentKeyAuth } from "../keys/agent-key.js";
+import type { KeyPrincipal } from "../keys/auth.js";
 import { mcpPath } from "../agents/protocol-urls.js";
 
 /**
  * Who may call an agent's MCP server: a key of that very agent (`Authorization: Bearer a2a_…`; the
- * chat API's `X-API-Key` works too). A missing, wrong, deleted or expired key, or a key of another
- * agent, is the same 401 with an RFC 6750 challenge that points at the protected-resource metadata
- * (RFC 9728), as the MCP authorization specification asks of an HTTP server (docs/mcp.md).
+ * chat API's `X-API-Key` works too), checked by the shared per-agent key check. A missing, wrong,
+ * deleted or expired key, or a key of another agent, is the same 401 with an RFC 6750 challenge
+ * that points at the protected-resource metadata (RFC 9728), as the MCP authorization
+ * specification asks of an HTTP server (docs/mcp.md).
  */
 
 export const resourceMetadataPath = (agentId: string) => `/.well-known/oauth-protected-resource${mcpPath(agentId)}`;
@@ -20,12 +22,10 @@ export function challenge(publicBaseUrl: string, agentId: string, refused?: stri
   return parts.join(", ");
 }
 
-export async function authenticateForAgent(keys: KeyAuthenticator, req: express.Request, agentId: string, publicBaseUrl: string): Promise<KeyPrincipal> {
-  let principal: KeyPrincipal;
+/** The shared key check, its 401 carrying the challenge. */
+export async function authenticateForAgent(auth: AgentKeyAuth, req: express.Request, agentId: string, publicBaseUrl: string): Promise<KeyPrincipal> {
   try {
-    principal = await keys.authenticate(req.get("authorization"), req.get("x-api-key"));
-    // Another agent's key is refused exactly like a wrong one: agent ids cannot be probed.
-    if (principal.agent.id !== agentId) throw new AppError("invalid_api_key", "Invalid API key");
+    return await auth(req, agentId);
   } catch (err) {
     if (err instanceof AppError && err.status === 401) {
       const sent = !!(req.get("authorization") || req.get("x-api-key"));
@@ -33,5 +33,4 @@ export async function authenticateForAgent(keys: KeyAuthenticator, req: express.
     }
     throw err;
   }
-  return principal;
 }

@@ -2,7 +2,7 @@ import express from "express";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { AppError } from "../errors/app-error.js";
 import { findAgent } from "../agents/service.js";
-import { KeyAuthenticator } from "../keys/auth.js";
+import { agentKeyAuth } from "../keys/agent-key.js";
 import type { RouteModule } from "../http/server.js";
 import { mcpPath } from "../agents/protocol-urls.js";
 import { authenticateForAgent, challenge } from "./auth.js";
@@ -18,7 +18,7 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
  */
 export const mcpRoutes: RouteModule = (runtime) => {
   const router = express.Router();
-  const keys = new KeyAuthenticator(runtime);
+  const auth = agentKeyAuth(runtime);
 
   router.get("/.well-known/oauth-protected-resource/api/mcp/:agentId", (req, res) => {
     const base = runtime.config.publicBaseUrl;
@@ -32,12 +32,13 @@ export const mcpRoutes: RouteModule = (runtime) => {
   router.all("/api/mcp/:agentId", async (req, res) => {
     const { agentId } = req.params;
     const base = runtime.config.publicBaseUrl;
-    const principal = await authenticateForAgent(keys, req, agentId, base);
+    const principal = await authenticateForAgent(auth, req, agentId, base);
     // Stateless: no server-initiated stream (GET) and no session to end (DELETE).
     if (req.method !== "POST") throw new AppError("method_not_allowed", "This MCP server answers POST only (stateless Streamable HTTP)", { headers: { Allow: "POST" } });
     const agent = await findAgent(runtime.orm.em.fork(), principal.agent.accountId, agentId);
     if (!agent) throw new AppError("invalid_api_key", "Invalid API key", { headers: { "WWW-Authenticate": challenge(base, agentId, "Invalid API key") } });
 
+    // The agent row, not the key cache: a script added a moment ago already changes the tools.
     const server = agentMcpServer(runtime, principal, { name: agent.name, automation: !!agent.script });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, maxRequestBodySize: MAX_BODY_BYTES });
     // The client went away (or the answer is complete): abort the tool calls in flight, free both.

@@ -2,6 +2,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { KeyPrincipal } from "../keys/auth.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { registerChatTool } from "./chat-tool.js";
+import { registerJobTools } from "./job-tools.js";
 
 /** What the MCP server of an agent is named after and which tools it offers. */
 export interface AgentProfile {
@@ -27,6 +28,7 @@ export function agentMcpServer(runtime: Runtime, principal: KeyPrincipal, profil
         : `"${profile.name}" is a chat agent: \`chat\` sends a message and returns the answer with its thread_id, which continues the conversation.`,
     },
   );
-  if (!profile.automation) registerChatTool(server, runtime, principal, profile.name);
+  if (profile.automation) registerJobTools(server, runtime, principal, profile.name);
+  else registerChatTool(server, runtime, principal, profile.name);
   return server;
 }
