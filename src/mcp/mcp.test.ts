@@ -145,6 +145,38 @@ describe("MCP server of a chat agent (official TypeScript SDK client)", () => {
     expect(metadata).toMatchObject({ resource: `${app.config.publicBaseUrl}/api/mcp/${agentId}`, bearer_methods_supported: ["header"] });
   });
 
+  it("protocol errors are JSON-RPC errors: invalid params, unknown method, parse error, unsupported version; GET and DELETE are 405", async () => {
+    const post = async (body: string, headers: Record<string, string> = {}) => {
+      const res = await fetch(`${app.url}/api/mcp/${agentId}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${key}`, ...headers },
+        body,
+      });
+      const text = await res.text();
+      const data = text.split("\n").find((l) => l.startsWith("data:"));
+      return { status: res.status, message: JSON.parse(data ? data.slice(5) : text) };
+    };
+    const rpc = (method: string, params: unknown) => JSON.stringify({ jsonrpc: "2.0", id: 7, method, params });
+    const badInit = await post(rpc("initialize", { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: [], clientInfo: { name: "x", version: "1" } }));
+    expect(badInit.status).toBe(200);
+    expect(badInit.message).toMatchObject({ id: 7, error: { code: -32602, message: expect.stringContaining("capabilities") } });
+    const badCall = await post(rpc("tools/call", { name: "chat", arguments: [1] }), { "mcp-protocol-version": LATEST_PROTOCOL_VERSION });
+    expect(badCall.message.error.code).toBe(-32602);
+    const unknown = await post(rpc("foo/bar", {}), { "mcp-protocol-version": LATEST_PROTOCOL_VERSION });
+    expect(unknown.message.error.code).toBe(-32601);
+    const parse = await post("{nope");
+    expect(parse.status).toBe(400);
+    expect(parse.message.error.code).toBe(-32700);
+    const version = await post(rpc("tools/list", {}), { "mcp-protocol-version": "1999-01-01" });
+    expect(version.status).toBe(400);
+    expect(version.message.error.message).toContain("Unsupported protocol version");
+    for (const method of ["GET", "DELETE"]) {
+      const res = await fetch(`${app.url}/api/mcp/${agentId}`, { method, headers: { accept: "text/event-stream", authorization: `Bearer ${key}` } });
+      expect(res.status).toBe(405);
+      expect(res.headers.get("allow")).toBe("POST");
+    }
+  });
+
   it("refusals of the service are tool results with isError: unknown thread, thread_busy, 429, 402; bad arguments too", async () => {
     const { client } = await connect(key);
     const unknown = await chat(client, { message: "hi", thread_id: "thr_nope" });

@@ -7,6 +7,7 @@ import type { RouteModule } from "../http/server.js";
 import { mcpPath } from "../agents/protocol-urls.js";
 import { authenticateForAgent, challenge } from "./auth.js";
 import { agentMcpServer } from "./server.js";
+import { answerInvalidParams } from "./invalid-params.js";
 
 /** Request bodies above this are refused by the transport with 413 (as the chat API's 4 MB). */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -47,6 +48,7 @@ export const mcpRoutes: RouteModule = (runtime) => {
       void server.close();
     });
     await server.connect(transport);
+    answerInvalidParams(transport);
     await transport.handleRequest(req, res);
   });
 
