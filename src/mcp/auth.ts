@@ -22,10 +22,14 @@ export function challenge(publicBaseUrl: string, agentId: string, refused?: stri
   return parts.join(", ");
 }
 
-/** The shared key check, its 401 carrying the challenge. */
+/**
+ * The shared key check, its 401 carrying the challenge. Looked up fresh, not from the cache: `run`
+ * and `get_job` have no later statement that re-checks the key (a chat turn's hold does), and a
+ * deleted key must fail on the very next request while its NOTIFY may still be in flight.
+ */
 export async function authenticateForAgent(auth: AgentKeyAuth, req: express.Request, agentId: string, publicBaseUrl: string): Promise<KeyPrincipal> {
   try {
-    return await auth(req, agentId);
+    return await auth(req, agentId, { fresh: true });
   } catch (err) {
     if (err instanceof AppError && err.status === 401) {
       const sent = !!(req.get("authorization") || req.get("x-api-key"));

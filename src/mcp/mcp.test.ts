@@ -212,6 +212,35 @@ describe("MCP server of a chat agent (official TypeScript SDK client)", () => {
     expect(text(refused)).toMatch(/^insufficient_balance: /);
   });
 
+  it("concurrent turns on one thread: one at a time, the others thread_busy, and the thread holds exactly the turns that ran", async () => {
+    const { client } = await connect(key);
+    const opened = (await chat(client, { message: "race start" })).structuredContent as { thread_id: string };
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => chat(client, { message: `#slow race ${i}`, thread_id: opened.thread_id })));
+    const ok = results.filter((r) => !r.isError);
+    const busy = results.filter((r) => r.isError);
+    expect(ok.length).toBeGreaterThanOrEqual(1);
+    for (const r of busy) expect(text(r)).toMatch(/^thread_busy: /);
+    const thread = await gql(app.url, admin, `query($id: ID!) { thread(id: $id) { messages(first: 100) { edges { node { role content } } } } }`, { id: opened.thread_id });
+    const messages = thread.data!.thread.messages.edges.map((e: { node: { role: string; content: string } }) => e.node);
+    expect(messages).toHaveLength(2 + 2 * ok.length);
+    expect(messages.filter((m: { role: string }) => m.role === "user").map((m: { content: string }) => m.content).slice(1).every((c: string) => c.startsWith("#slow race"))).toBe(true);
+  });
+
+  it("a deleted key fails on the very next MCP request, before the deletion's NOTIFY reaches the key cache", async () => {
+    const r = await gql(app.url, admin, `mutation($a: ID!) { createApiKey(agentId: $a, name: "doomed") { key apiKey { id } } }`, { a: agentId });
+    const { key: doomed, apiKey } = r.data!.createApiKey as { key: string; apiKey: { id: string } };
+    const { client } = await connect(doomed);
+    expect((await client.listTools()).tools).toHaveLength(1); // the key is in the instance's cache now
+    // Deleted behind the cache's back: the state every instance is in while the NOTIFY travels.
+    await app.runtime.pool.query("delete from api_keys where id = $1", [apiKey.id]);
+    const after = await client.listTools().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(after).toBeInstanceOf(StreamableHTTPError);
+    expect((after as StreamableHTTPError).code).toBe(401);
+  });
+
   it("bills MCP turns like chat turns: the balance drops by exactly the usage the turns were charged", async () => {
     const acc = await createAccount(app.url, app.operatorToken, "billing", "10");
     const agent = await createAgent(acc.adminToken, "Biller");
