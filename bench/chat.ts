@@ -67,6 +67,7 @@ const openAiBody = (model: string) => (stream: boolean) =>
 const TOOLS = [{ type: "function", function: { name: "get_weather", description: "Weather in a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } }];
 const openAiToolsBody = (model: string) => (stream: boolean) =>
   JSON.stringify({ model, messages: [{ role: "user", content: PROMPT }], max_tokens: 64, tools: TOOLS, ...(stream ? { stream: true } : {}) });
+const mcpChatBody = () => JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "chat", arguments: { message: PROMPT } } });
 const anthropicBody = (stream: boolean) =>
   JSON.stringify({ model: "mock-claude", max_tokens: 64, messages: [{ role: "user", content: PROMPT }], ...(stream ? { stream: true } : {}) });
 
@@ -154,7 +155,7 @@ await main(async () => {
     ];
     const gatewayRows: { label: string; commit: string; pid: number }[] = [];
     for (const g of gatewaySpecs) {
-      if (![`gw-b:${g.label}`, `gw-b${TENANTS}:${g.label}`, `gw-b-tools:${g.label}`, `gw-oa:${g.label}`].some(want)) continue;
+      if (![`gw-b:${g.label}`, `gw-b${TENANTS}:${g.label}`, `gw-b-tools:${g.label}`, `gw-oa:${g.label}`, `gw-mcp:${g.label}`].some(want)) continue;
       buildServer(g.root);
       const db = `gw_${g.label.replace(/\W/g, "_")}`;
       await pg.createDatabase(db);
@@ -185,6 +186,18 @@ await main(async () => {
         targets.push({ id: `gw-b-tools:${g.label}`, name: `agent-gateway serve, provider_b path + tools${suffix}`, wire: "anthropic", url: `${gw.url}/api/v1/chat/completions`, pid: gw.pid, headers: auth, body: openAiToolsBody(MODEL_B) });
       if (want(`gw-oa:${g.label}`))
         targets.push({ id: `gw-oa:${g.label}`, name: `agent-gateway serve, OpenAI-compatible route${suffix}`, wire: "openai", url: `${gw.url}/api/v1/chat/completions`, pid: gw.pid, headers: auth, body: openAiBody(MODEL_OA) });
+      // A chat turn through the agent's MCP server: one stateless `tools/call` of `chat` per request
+      // (no handshake needed), answered on an SSE stream either way, so both modes send the same.
+      if (want(`gw-mcp:${g.label}`))
+        targets.push({
+          id: `gw-mcp:${g.label}`,
+          name: `agent-gateway serve, MCP chat tool, provider_b path${suffix}`,
+          wire: "anthropic",
+          url: `${gw.url}/api/mcp/${tenant.agentId}`,
+          pid: gw.pid,
+          headers: { ...auth, accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25" },
+          body: mcpChatBody,
+        });
     }
     if (want("gw-start-b")) {
       say("starting npm start (dev launcher)");

@@ -273,6 +273,19 @@ describe("fuzz: generated hostile requests on every public route", () => {
         }
       },
     );
+    // Every job the webhooks started (another agent's, to the runner) is not found through the runner's key.
+    for (const jobId of accepted.slice(0, 50)) {
+      sent++;
+      const res = await fetch(`${app.url}/api/mcp/${runner}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${runnerKey}`, accept: "application/json, text/event-stream", "content-type": "application/json", "mcp-protocol-version": "2025-11-25" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_job", arguments: { job_id: jobId } } }),
+      });
+      const body = await res.text();
+      expect(res.status).toBe(200);
+      expect(body, jobId).toContain("job_not_found");
+      expect(body, jobId).not.toContain('"status"');
+    }
   }, LIMIT);
 
   it("strings that reach the database (ids, names, messages) carrying NUL or odd Unicode: a 4xx, never a 500", async () => {
