@@ -92,6 +92,30 @@ describe("MCP server of an automation agent (official TypeScript SDK client)", (
     expect(got.structuredContent).toEqual({ job_id, status: "done", result: { doubled: 10 } });
   });
 
+  it("a client that drops the connection mid-run: the job goes on and get_job later sees it done", async () => {
+    const aborter = new AbortController();
+    const res = await fetch(`${app.url}/api/mcp/${agentId}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, accept: "application/json, text/event-stream", "content-type": "application/json", "mcp-protocol-version": "2025-11-25" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "run", arguments: { input: { n: 4, spin: 1500 } }, _meta: { progressToken: "p" } } }),
+      signal: aborter.signal,
+    });
+    // Read until the first progress notification (the job exists), then hang up.
+    const reader = res.body!.getReader();
+    let seen = "";
+    while (!/"progressToken":"p"/.test(seen)) seen += new TextDecoder().decode((await reader.read()).value);
+    aborter.abort();
+    const client = await connect(key, agentId);
+    const jobs = await gql(app.url, admin, `query($a: ID!) { jobs(first: 50, filter: { agentId: $a }) { edges { node { id status audit { payload } } } } }`, { a: agentId });
+    const job = jobs.data.jobs.edges.map((e: { node: { id: string; audit: { payload: unknown } } }) => e.node).find((n: { audit: { payload: unknown } }) => JSON.stringify(n.audit?.payload) === JSON.stringify({ n: 4, spin: 1500 }));
+    expect(job).toBeDefined();
+    let status = "";
+    for (const end = Date.now() + 60_000; Date.now() < end && status !== "done"; await new Promise((r) => setTimeout(r, 200))) {
+      status = ((await call(client, "get_job", { job_id: job.id })).structuredContent as { status: string }).status;
+    }
+    expect(status).toBe("done");
+  });
+
   it("a failed run is a tool error with the job's error; so is get_job of it", async () => {
     const client = await connect(key, agentId);
     const r = await call(client, "run", { input: { fail: "on purpose" } });
