@@ -12,6 +12,16 @@ import { toolErrorFrom, toolSuccess } from "./tool-result.js";
  * messages, usage rows). A thread opened here continues over chat completions with its thread_id,
  * and the other way round.
  */
+// Built once: the servers are per request, their schemas need not be.
+const INPUT = {
+  message: z.string().min(1).describe("The user message"),
+  thread_id: z.string().min(1).max(255).optional().describe("Continue this thread (from an earlier answer); omit to start a new one"),
+};
+const OUTPUT = {
+  answer: z.string().describe("The agent's answer"),
+  thread_id: z.string().describe("The thread this turn belongs to"),
+};
+
 export function registerChatTool(server: McpServer, runtime: Runtime, principal: KeyPrincipal, agentName: string): void {
   server.registerTool(
     "chat",
@@ -20,14 +30,8 @@ export function registerChatTool(server: McpServer, runtime: Runtime, principal:
       description:
         `Send a message to the agent "${agentName}" and get its answer. The answer names its thread_id: ` +
         "pass it back to continue the same conversation (the agent remembers the thread's earlier messages).",
-      inputSchema: {
-        message: z.string().min(1).describe("The user message"),
-        thread_id: z.string().min(1).max(255).optional().describe("Continue this thread (from an earlier answer); omit to start a new one"),
-      },
-      outputSchema: {
-        answer: z.string().describe("The agent's answer"),
-        thread_id: z.string().describe("The thread this turn belongs to"),
-      },
+      inputSchema: INPUT,
+      outputSchema: OUTPUT,
       annotations: { title: `Chat with ${agentName}`, readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     async ({ message, thread_id }, extra) => {

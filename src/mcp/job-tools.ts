@@ -24,12 +24,20 @@ export const MAX_WAIT_SECONDS = 290;
 
 const STATUSES = ["queued", "running", "done", "failed"] as const;
 
+// Built once: the servers are per request, their schemas need not be.
 const jobOutput = {
   job_id: z.string(),
   status: z.enum(STATUSES),
   result: z.unknown().optional().describe("The script's result, when done"),
   error: z.string().optional().describe("Why it failed, when failed"),
 };
+
+const RUN_INPUT = {
+  input: z.record(z.string(), z.unknown()).describe("The run's input (the script's `input`), a JSON object"),
+  wait_seconds: z.number().min(0).max(MAX_WAIT_SECONDS).optional().describe(`How long to wait for the result (default ${DEFAULT_WAIT_SECONDS})`),
+  idempotency_key: z.string().min(1).max(255).optional().describe("The same key within 24 hours returns the first run instead of starting another"),
+};
+const GET_JOB_INPUT = { job_id: z.string().min(1).max(255).describe("The job_id that run answered") };
 
 /** A job as the tools answer it: done → result, failed → isError with the job's error. */
 function jobResult(job: JobRow): CallToolResult {
@@ -69,11 +77,7 @@ export function registerJobTools(server: McpServer, runtime: Runtime, principal:
         `Start a run of the automation agent "${agentName}" with a JSON input and wait up to wait_seconds ` +
         `(default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}) for its result. Progress notifications carry the job's status. ` +
         "If the run is still going when the wait ends, call get_job with the job_id later.",
-      inputSchema: {
-        input: z.record(z.string(), z.unknown()).describe("The run's input (the script's `input`), a JSON object"),
-        wait_seconds: z.number().min(0).max(MAX_WAIT_SECONDS).optional().describe(`How long to wait for the result (default ${DEFAULT_WAIT_SECONDS})`),
-        idempotency_key: z.string().min(1).max(255).optional().describe("The same key within 24 hours returns the first run instead of starting another"),
-      },
+      inputSchema: RUN_INPUT,
       outputSchema: jobOutput,
       annotations: { title: `Run ${agentName}`, readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
@@ -112,7 +116,7 @@ export function registerJobTools(server: McpServer, runtime: Runtime, principal:
     {
       title: `A run of ${agentName}`,
       description: `The status of a run of "${agentName}" started with run, and its result or error once it has ended.`,
-      inputSchema: { job_id: z.string().min(1).max(255).describe("The job_id that run answered") },
+      inputSchema: GET_JOB_INPUT,
       outputSchema: jobOutput,
       annotations: { title: `A run of ${agentName}`, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },

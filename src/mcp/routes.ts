@@ -1,13 +1,13 @@
 import express from "express";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { AppError } from "../errors/app-error.js";
-import { findAgent } from "../agents/service.js";
 import { agentKeyAuth } from "../keys/agent-key.js";
 import type { RouteModule } from "../http/server.js";
 import { mcpPath } from "../agents/protocol-urls.js";
 import { authenticateForAgent, challenge } from "./auth.js";
 import { agentMcpServer } from "./server.js";
 import { answerInvalidParams } from "./invalid-params.js";
+import { agentName } from "./agent-names.js";
 
 /** Request bodies above this are refused by the transport with 413 (as the chat API's 4 MB). */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -36,11 +36,10 @@ export const mcpRoutes: RouteModule = (runtime) => {
     const principal = await authenticateForAgent(auth, req, agentId, base);
     // Stateless: no server-initiated stream (GET) and no session to end (DELETE).
     if (req.method !== "POST") throw new AppError("method_not_allowed", "This MCP server answers POST only (stateless Streamable HTTP)", { headers: { Allow: "POST" } });
-    const agent = await findAgent(runtime.orm.em.fork(), principal.agent.accountId, agentId);
-    if (!agent) throw new AppError("invalid_api_key", "Invalid API key", { headers: { "WWW-Authenticate": challenge(base, agentId, "Invalid API key") } });
-
-    // The agent row, not the key cache: a script added a moment ago already changes the tools.
-    const server = agentMcpServer(runtime, principal, { name: agent.name, automation: !!agent.script });
+    const name = await agentName(runtime, principal.agent.accountId, agentId);
+    if (name === undefined) throw new AppError("invalid_api_key", "Invalid API key", { headers: { "WWW-Authenticate": challenge(base, agentId, "Invalid API key") } });
+    // `automation` comes with the fresh key lookup: a script added a moment ago already changes the tools.
+    const server = agentMcpServer(runtime, principal, { name, automation: principal.automation });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, maxRequestBodySize: MAX_BODY_BYTES });
     // The client went away (or the answer is complete): abort the tool calls in flight, free both.
     res.on("close", () => {
