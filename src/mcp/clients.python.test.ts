@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
-import { resolve } from "node:path";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
@@ -90,6 +91,22 @@ describe("real Python client: the mcp SDK", () => {
       expect(refused.error).not.toBeNull();
       expect(refused.statuses.map((s: [number]) => s[0])).toContain(401);
       expect(refused.statuses.find((s: [number, string]) => s[0] === 401)[1]).toMatch(/^Bearer realm="agent-gateway", resource_metadata="/);
+    }
+  });
+
+  it.skipIf(!available)("the README's Python example works as written (with this agent's URL and key)", async () => {
+    const readme = readFileSync(resolve("README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("## MCP: every agent is an MCP server"));
+    const example = /```python\n([\s\S]*?)```/.exec(section)![1]!;
+    expect(example).toContain('call_tool("chat"');
+    const dir = mkdtempSync(join(tmpdir(), "agw-mcp-readme-"));
+    try {
+      const file = join(dir, "example.py");
+      writeFileSync(file, example.replace("http://localhost:3000/api/mcp/agt_…", env.CHAT_URL!).replace("Bearer a2a_…", `Bearer ${env.CHAT_KEY}`));
+      const out = await new Promise<string>((ok, fail) => execFile(python, [file], { timeout: 60_000 }, (err, stdout, stderr) => (err ? fail(new Error(`${err.message}\n${stderr}`)) : ok(stdout))));
+      expect(out).toMatch(/'answer': 'Hello from A', 'thread_id': 'thr_\w+'/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
