@@ -73,6 +73,7 @@ const openAiToolsBody = (model: string) => (stream: boolean) =>
 /** A chat turn through A2A v1.0: SendMessage (blocking), or SendStreamingMessage for the stream rows. */
 const a2aBody = (stream: boolean) =>
   JSON.stringify({ jsonrpc: "2.0", id: 1, method: stream ? "SendStreamingMessage" : "SendMessage", params: { message: { messageId: "bench", role: "ROLE_USER", parts: [{ text: PROMPT }] } } });
+const mcpChatBody = () => JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "chat", arguments: { message: PROMPT } } });
 const anthropicBody = (stream: boolean) =>
   JSON.stringify({ model: "mock-claude", max_tokens: 64, messages: [{ role: "user", content: PROMPT }], ...(stream ? { stream: true } : {}) });
 
@@ -160,7 +161,7 @@ await main(async () => {
     ];
     const gatewayRows: { label: string; commit: string; pid: number }[] = [];
     for (const g of gatewaySpecs) {
-      if (![`gw-b:${g.label}`, `gw-b${TENANTS}:${g.label}`, `gw-b-limited:${g.label}`, `gw-fallback:${g.label}`, `gw-b-tools:${g.label}`, `gw-oa:${g.label}`, `gw-a2a:${g.label}`].some(want)) continue;
+      if (![`gw-b:${g.label}`, `gw-b${TENANTS}:${g.label}`, `gw-b-limited:${g.label}`, `gw-fallback:${g.label}`, `gw-b-tools:${g.label}`, `gw-oa:${g.label}`, `gw-a2a:${g.label}`, `gw-mcp:${g.label}`].some(want)) continue;
       buildServer(g.root);
       const db = `gw_${g.label.replace(/\W/g, "_")}`;
       await pg.createDatabase(db);
@@ -233,6 +234,18 @@ await main(async () => {
         });
       if (want(`gw-oa:${g.label}`))
         targets.push({ id: `gw-oa:${g.label}`, name: `agent-gateway serve, OpenAI-compatible route${suffix}`, wire: "openai", url: `${gw.url}/api/v1/chat/completions`, pid: gw.pid, headers: auth, body: openAiBody(MODEL_OA) });
+      // A chat turn through the agent's MCP server: one stateless `tools/call` of `chat` per request
+      // (no handshake needed), answered on an SSE stream either way, so both modes send the same.
+      if (want(`gw-mcp:${g.label}`))
+        targets.push({
+          id: `gw-mcp:${g.label}`,
+          name: `agent-gateway serve, MCP chat tool, provider_b path${suffix}`,
+          wire: "anthropic",
+          url: `${gw.url}/api/mcp/${tenant.agentId}`,
+          pid: gw.pid,
+          headers: { ...auth, accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25" },
+          body: mcpChatBody,
+        });
     }
     if (want("gw-start-b")) {
       say("starting npm start (dev launcher)");

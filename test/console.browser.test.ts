@@ -213,6 +213,21 @@ describe("web console in Chromium", () => {
     const laptopKey = (await gql(app.url, admin, `{ agents { apiKeys { name expiresAt spendLimit spendLimitPeriod spent } } }`)).data!.agents.flatMap((a: any) => a.apiKeys).find((k: any) => k.name === "laptop");
     expect(laptopKey).toMatchObject({ spendLimit: "5.000000", spendLimitPeriod: "DAY", spent: "0.000000" });
     expect(new Date(laptopKey.expiresAt).getTime() - Date.now()).toBeGreaterThan(29 * 86_400_000);
+    // A2A and MCP: the URLs come from the server (PUBLIC_BASE_URL), the client set-ups carry the remembered key.
+    const agentId = /#\/agents\/([^/?]+)/.exec(agentUrl)![1]!;
+    const protocols = page.locator("#protocols");
+    const mcpUrl = `${app.config.publicBaseUrl}/api/mcp/${agentId}`;
+    expect(await protocols.getByRole("textbox", { name: "A2A agent card URL" }).inputValue()).toBe(`${app.config.publicBaseUrl}/api/a2a/${agentId}/.well-known/agent-card.json`);
+    expect(await protocols.getByRole("textbox", { name: "MCP server URL" }).inputValue()).toBe(mcpUrl);
+    await protocols.getByRole("button", { name: "Copy mcp server url" }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(mcpUrl);
+    const vscode = JSON.parse((await page.locator("[data-testid=protocol-vscode]").innerText()).replace(/^\/\/.*\n/, ""));
+    expect(vscode.servers.doubler).toEqual({ type: "http", url: mcpUrl, headers: { Authorization: `Bearer ${key2}` } });
+    await protocols.getByRole("tab", { name: "MCP: Python (mcp)" }).click();
+    expect(await page.locator("[data-testid=protocol-python]").innerText()).toContain(`call_tool("run", {"input"`);
+    await protocols.getByRole("tab", { name: "A2A: Python (a2a-sdk)" }).click();
+    expect(await page.locator("[data-testid=protocol-a2a]").innerText()).toContain(`create_client("${app.config.publicBaseUrl}/api/a2a/${agentId}"`);
+    await shot("05b-agent-protocols");
     await page.getByRole("button", { name: "Forget this key" }).click();
     expect(await page.locator("[data-testid=example-node]").innerText()).toContain("a2a_YOUR_KEY");
     expect(await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith("agw.")).length)).toBe(0);

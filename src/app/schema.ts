@@ -4,6 +4,7 @@ import { buildSchema, type PubSub } from "type-graphql";
 import { AccountResolver } from "../accounts/resolvers.js";
 import { AgentResolver } from "../agents/resolvers.js";
 import { AgentAutomationResolver } from "../agents/automation-resolvers.js";
+import { AgentProtocolUrlsResolver } from "../agents/protocol-urls.js";
 import { AgentApiKeysResolver, ApiKeyResolver } from "../keys/resolvers.js";
 import { AgentThreadsResolver, ThreadResolver } from "../threads/resolvers.js";
 import { AgentTriggersResolver, JobResolver, TriggerResolver } from "../triggers/resolvers.js";
@@ -16,7 +17,7 @@ import { AgentSchedulesResolver, ScheduleResolver } from "../agent-jobs/schedule
 import { createPubSub } from "@graphql-yoga/subscription";
 
 /** Every capability's resolvers; a capability adds its resolver classes here. */
-export const resolvers = [AccountResolver, AgentResolver, AgentAutomationResolver, ApiKeyResolver, AgentApiKeysResolver, ThreadResolver, AgentThreadsResolver, TriggerResolver, AgentTriggersResolver, JobResolver, JobListResolver, TriggerJobsResolver, BillingResolver, TestWebhookResolver, ReplayResolver, ScheduleResolver, AgentSchedulesResolver] as const;
+export const resolvers = [AccountResolver, AgentResolver, AgentAutomationResolver, AgentProtocolUrlsResolver, ApiKeyResolver, AgentApiKeysResolver, ThreadResolver, AgentThreadsResolver, TriggerResolver, AgentTriggersResolver, JobResolver, JobListResolver, TriggerJobsResolver, BillingResolver, TestWebhookResolver, ReplayResolver, ScheduleResolver, AgentSchedulesResolver] as const;
 
 export async function buildGraphQLSchema(pubSub?: PubSub): Promise<GraphQLSchema> {
   return buildSchema({

@@ -11,10 +11,12 @@ import { SUPPORTED_MODELS } from "../../src/config/models.js";
 import { a2aBody, bodyText, chatBody, contentType, graphqlBody, graphqlOperation, headerValue, jsonValue, modelId, oddString, responsesBody } from "./arbitraries.js";
 import { answerOf, jsonRpcProblemsOf, problemsOf, type Answer } from "./envelope.js";
 import { rawExchange } from "./raw-http.js";
+import { mcpBody, mcpProblemsOf, protocolVersion } from "./mcp.js";
 
 /**
  * Generated malformed and hostile requests over every public route (issue 8): chat completions,
- * responses and models; A2A (both protocol versions, both kinds of agent); webhooks with each auth scheme; the job endpoints; GraphQL over HTTP and
+ * responses and models; A2A (both protocol versions, both kinds of agent); the MCP servers of
+ * agents (JSON-RPC over Streamable HTTP, keys of other agents, jobs of others); webhooks with each auth scheme; the job endpoints; GraphQL over HTTP and
  * graphql-ws; raw HTTP oddities on sockets; poison payloads through real runs. Every answer must
  * be below 500 and in the documented error shape, no process error may escape, and afterwards
  * the service is ready and runs a normal webhook to `done`.
@@ -24,7 +26,7 @@ import { rawExchange } from "./raw-http.js";
  */
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1200);
-const SHARE = { chat: 0.14, responses: 0.05, models: 0.04, webhooks: 0.24, jobs: 0.1, graphql: 0.2, ws: 0.05, raw: 0.1, poison: 0.08, stored: 0.05, storedChat: 0.03, a2a: 0.15 };
+const SHARE = { chat: 0.14, responses: 0.05, models: 0.04, webhooks: 0.24, jobs: 0.1, graphql: 0.2, ws: 0.05, raw: 0.1, poison: 0.08, stored: 0.05, storedChat: 0.03, a2a: 0.15, mcp: 0.08 };
 const runsOf = (k: keyof typeof SHARE) => Math.max(5, Math.round(RUNS * SHARE[k]));
 /** Per-test time limit, scaled with the run count (a liveness bound for a loaded machine, not a timing assertion). */
 const LIMIT = 120_000 + RUNS * 100;
@@ -74,6 +76,10 @@ describe("fuzz: generated hostile requests on every public route", () => {
   let admin: string;
   let otherAdmin: string;
   let apiKey: string;
+  let chatAgent: string;
+  let runner: string;
+  let runnerKey: string;
+  let foreignKey: string;
   let trg: CreatedTrigger;
   let open: CreatedTrigger;
   let inactive: CreatedTrigger;
@@ -89,7 +95,7 @@ describe("fuzz: generated hostile requests on every public route", () => {
     const acct = await createAccount(app.url, app.operatorToken, "fuzz", "100000");
     admin = acct.adminToken;
     otherAdmin = (await createAccount(app.url, app.operatorToken, "other", "1")).adminToken;
-    const chatAgent = (await gql(app.url, admin, `mutation { createAgent(input: { name: "chat" }) { id } }`)).data!.createAgent.id as string;
+    chatAgent = (await gql(app.url, admin, `mutation { createAgent(input: { name: "chat" }) { id } }`)).data!.createAgent.id as string;
     const key = await gql(app.url, admin, `mutation($a: ID!) { createApiKey(agentId: $a, name: "fuzz", rateLimitPerMinute: 100000) { key } }`, { a: chatAgent });
     apiKey = key.data!.createApiKey.key;
     const scripted = await createAgent(app.url, admin, {
@@ -112,6 +118,12 @@ describe("fuzz: generated hostile requests on every public route", () => {
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "SendMessage", params: { message: { messageId: "m1", role: "ROLE_USER", parts: [{ text: "x" }] }, configuration: { returnImmediately: true } } }),
     });
     a2a.foreignTask = ((await foreignTask.json()) as { result: { task: { id: string } } }).result.task.id;
+    // An automation agent reached over MCP only: the webhook jobs (of "echo") are another agent's to it.
+    runner = await createAgent(app.url, admin, { name: "mcp runner", script: `export default async function run(input) { return { kind: typeof input }; }` });
+    const keyOf = async (agent: string) =>
+      (await gql(app.url, admin, `mutation($a: ID!) { createApiKey(agentId: $a, name: "fuzz", rateLimitPerMinute: 100000) { key } }`, { a: agent })).data!.createApiKey.key as string;
+    runnerKey = await keyOf(runner);
+    foreignKey = await keyOf(scripted);
     open = await createTrigger(app.url, admin, scripted);
     await gql(app.url, admin, `mutation($id: ID!) { updateTrigger(id: $id, secretRequired: false) { id } }`, { id: open.id });
     inactive = await createTrigger(app.url, admin, scripted);
@@ -283,6 +295,72 @@ describe("fuzz: generated hostile requests on every public route", () => {
         check(path, res, `${method} ${path}`);
       },
     );
+  }, LIMIT);
+
+  it("MCP: malformed JSON-RPC, unknown methods, any protocol version, huge arguments, foreign jobs and keys", async () => {
+    const auth = fc.constantFrom("own", "own", "own", "foreign", "bad", "none", "x-api-key");
+    const target = fc.constantFrom("chat", "runner", "runner", "unknown", "garbage");
+    await property(
+      "mcp",
+      12,
+      fc.record({
+        a: auth,
+        t: target,
+        garbage: oddString,
+        method: fc.constantFrom("POST", "POST", "POST", "POST", "GET", "DELETE", "PUT"),
+        accept: fc.constantFrom("application/json, text/event-stream", "application/json, text/event-stream", "application/json", "*/*", ""),
+        ct: fc.constantFrom("application/json", "application/json", "text/plain", ""),
+        version: fc.option(protocolVersion),
+        session: fc.option(oddString),
+        body: mcpBody(() => accepted),
+      }),
+      async ({ a, t, garbage, method, accept, ct, version, session, body }) => {
+        const agent = { chat: chatAgent, runner, unknown: "agt_0000000000000000000000", garbage: `g${enc(garbage)}` }[t]!;
+        const own = t === "chat" ? apiKey : runnerKey;
+        const headers: Record<string, string> = {
+          ...({ own: { authorization: `Bearer ${own}` }, "x-api-key": { "x-api-key": own }, foreign: { authorization: `Bearer ${foreignKey}` }, bad: { authorization: "Bearer a2a_nope" }, none: {} } as Record<string, Record<string, string>>)[a],
+          ...(accept ? { accept } : {}),
+          ...(ct ? { "content-type": ct } : {}),
+          ...(version !== null ? { "mcp-protocol-version": version.replace(/[^\x20-\x7e]/g, "?") } : {}),
+          ...(session !== null ? { "mcp-session-id": session.replace(/[^\x21-\x7e]/g, "x") || "x" } : {}),
+        };
+        sent++;
+        const path = `/api/mcp/${agent}`;
+        const res = await fetch(app.url + path, { method, headers, body: method === "GET" || method === "DELETE" ? undefined : body, signal: AbortSignal.timeout(90_000) });
+        const answer = await answerOf(res);
+        const what = `${method} ${path} (${a}) ${body.slice(0, 300)}`;
+        const problems = mcpProblemsOf(answer);
+        if (problems.length > 0) throw new Error(`${what} → ${answer.status}: ${problems.join("; ")}\n${answer.body.slice(0, 600)}`);
+        const authorized = (a === "own" || a === "x-api-key") && (t === "chat" || t === "runner");
+        if (!authorized) {
+          expect(answer.status, what).toBe(401);
+          expect(res.headers.get("www-authenticate"), what).toMatch(/^Bearer realm="agent-gateway", resource_metadata="/);
+        }
+        // A job of another agent (the webhook jobs of "echo") is never shown to the runner's key.
+        let call: any;
+        try {
+          call = JSON.parse(body);
+        } catch {
+          call = undefined;
+        }
+        if (authorized && t === "runner" && answer.status === 200 && call?.params?.name === "get_job" && accepted.includes(call?.params?.arguments?.job_id)) {
+          expect(answer.body, what).toContain("job_not_found");
+        }
+      },
+    );
+    // Every job the webhooks started (another agent's, to the runner) is not found through the runner's key.
+    for (const jobId of accepted.slice(0, 50)) {
+      sent++;
+      const res = await fetch(`${app.url}/api/mcp/${runner}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${runnerKey}`, accept: "application/json, text/event-stream", "content-type": "application/json", "mcp-protocol-version": "2025-11-25" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_job", arguments: { job_id: jobId } } }),
+      });
+      const body = await res.text();
+      expect(res.status).toBe(200);
+      expect(body, jobId).toContain("job_not_found");
+      expect(body, jobId).not.toContain('"status"');
+    }
   }, LIMIT);
 
   it("strings that reach the database (ids, names, messages) carrying NUL or odd Unicode: a 4xx, never a 500, and chat costs only its answers", async () => {

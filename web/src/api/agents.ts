@@ -1,7 +1,7 @@
 import { gql } from "./client";
 import type { Agent } from "./types";
 
-const AGENT_FIELDS = `id name instructions defaultModel allowedModels fallbackModels kind script createdAt updatedAt
+const AGENT_FIELDS = `id name instructions defaultModel allowedModels fallbackModels kind script a2aCardUrl mcpUrl createdAt updatedAt
   apiKeys { id name prefix last4 expiresAt spendLimit spendLimitPeriod spent lastUsedAt createdAt }
   triggers { id agentId description active webhookUrl createdAt }`;
 

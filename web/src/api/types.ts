@@ -44,6 +44,9 @@ export interface Agent {
   fallbackModels: string[];
   kind: "AUTOMATION" | "CHAT";
   script: string | null;
+  /** Built by the server from PUBLIC_BASE_URL. */
+  a2aCardUrl: string;
+  mcpUrl: string;
   createdAt: string;
   updatedAt: string;
   apiKeys: ApiKey[];

@@ -1,8 +1,7 @@
-import { useState } from "react";
 import type { Agent } from "../api";
 import { useRemembered } from "../hooks/useRemembered";
 import { setRemembered } from "../remembered";
-import { CopyButton } from "./CopyButton";
+import { CodeTabs } from "./CodeTabs";
 import { Notice } from "./Notice";
 
 export function ExamplesPanel({ agent }: { agent: Agent }) {
@@ -10,7 +9,6 @@ export function ExamplesPanel({ agent }: { agent: Agent }) {
   const base = `${window.location.origin}/api/v1`;
   const key = remembered?.key ?? "a2a_YOUR_KEY";
   const model = agent.defaultModel;
-  const [tab, setTab] = useState<"curl" | "python" | "node">("curl");
   const examples = {
     curl: `curl ${base}/chat/completions \\
   -H "Authorization: Bearer ${key}" \\
@@ -130,39 +128,7 @@ console.log(answer.choices[0].message.content);`,
           The examples show a placeholder, <code>a2a_YOUR_KEY</code>. Create a key and tick “remember this key in this browser” to fill it in.
         </p>
       )}
-      <div role="tablist" aria-label="Language" className="tabs">
-        {(Object.keys(examples) as (keyof typeof examples)[]).map((k) => (
-          <button
-            key={k}
-            role="tab"
-            type="button"
-            id={`tab-${k}`}
-            aria-selected={tab === k}
-            aria-controls={`panel-${k}`}
-            tabIndex={tab === k ? 0 : -1}
-            onClick={() => setTab(k)}
-            onKeyDown={(e) => {
-              const order = Object.keys(examples) as (keyof typeof examples)[];
-              const i = order.indexOf(k);
-              const next = e.key === "ArrowRight" ? order[(i + 1) % 3] : e.key === "ArrowLeft" ? order[(i + 2) % 3] : undefined;
-              if (next) {
-                setTab(next);
-                document.getElementById(`tab-${next}`)?.focus();
-              }
-            }}
-          >
-            {labels[k]}
-          </button>
-        ))}
-      </div>
-      <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`} className="example">
-        <div className="example-head">
-          <CopyButton text={examples[tab]} what={`${labels[tab]} example`} />
-        </div>
-        <pre className="code" data-testid={`example-${tab}`} tabIndex={0}>
-          {examples[tab]}
-        </pre>
-      </div>
+      <CodeTabs id="example" examples={examples} labels={labels} ariaLabel="Language" />
     </section>
   );
 }

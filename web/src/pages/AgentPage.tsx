@@ -5,6 +5,7 @@ import { ConfirmDialog } from "../components/ConfirmDialog";
 import { CreateTriggerButton } from "../components/CreateTriggerButton";
 import { ErrorBox } from "../components/ErrorBox";
 import { ExamplesPanel } from "../components/ExamplesPanel";
+import { ProtocolsPanel } from "../components/ProtocolsPanel";
 import { KeysPanel } from "../components/KeysPanel";
 import { SchedulesPanel } from "../components/SchedulesPanel";
 import { ThreadsPanel } from "../components/ThreadsPanel";
@@ -43,6 +44,9 @@ export function AgentPage({ id }: { id: string }) {
         <a href="#examples" onClick={jump("examples")}>
           Code examples
         </a>
+        <a href="#protocols" onClick={jump("protocols")}>
+          A2A and MCP
+        </a>
         <a href="#agent-triggers" onClick={jump("agent-triggers")}>
           Triggers
         </a>
@@ -58,6 +62,7 @@ export function AgentPage({ id }: { id: string }) {
 
       <KeysPanel agent={agent} reload={reload} />
       <ExamplesPanel agent={agent} />
+      <ProtocolsPanel agent={agent} />
 
       <section className="panel" id="agent-triggers" aria-labelledby="agent-triggers-h">
         <div className="panel-head">

@@ -1,0 +1,23 @@
+import { findAgent } from "../agents/service.js";
+import type { Runtime } from "../runtime/runtime.js";
+
+/**
+ * Agent names for the MCP servers' titles and descriptions, cached briefly per process: a name
+ * only labels the tools, so a rename may show a few seconds late, and most requests (tool calls)
+ * then cost no query for it. Which tools an agent has comes from the key lookup, always fresh.
+ */
+const TTL_MS = 10_000;
+const MAX_ENTRIES = 10_000;
+const byRuntime = new WeakMap<Runtime, Map<string, { name: string; at: number }>>();
+
+export async function agentName(runtime: Runtime, accountId: string, agentId: string): Promise<string | undefined> {
+  let names = byRuntime.get(runtime);
+  if (!names) byRuntime.set(runtime, (names = new Map()));
+  const hit = names.get(agentId);
+  if (hit && Date.now() - hit.at < TTL_MS) return hit.name;
+  const agent = await findAgent(runtime.orm.em.fork(), accountId, agentId);
+  if (!agent) return undefined;
+  if (names.size >= MAX_ENTRIES) names.clear();
+  names.set(agentId, { name: agent.name, at: Date.now() });
+  return agent.name;
+}

@@ -1,0 +1,40 @@
+import type express from "express";
+import { AppError } from "../errors/app-error.js";
+import type { AgentKeyAuth } from "../keys/agent-key.js";
+import type { KeyPrincipal } from "../keys/auth.js";
+import { mcpPath } from "../agents/protocol-urls.js";
+
+/**
+ * Who may call an agent's MCP server: a key of that very agent (`Authorization: Bearer a2a_…`; the
+ * chat API's `X-API-Key` works too), checked by the shared per-agent key check. A missing, wrong,
+ * deleted or expired key, or a key of another agent, is the same 401 with an RFC 6750 challenge
+ * that points at the protected-resource metadata (RFC 9728), as the MCP authorization
+ * specification asks of an HTTP server (docs/mcp.md).
+ */
+
+export const resourceMetadataPath = (agentId: string) => `/.well-known/oauth-protected-resource${mcpPath(agentId)}`;
+
+/** The challenge; `refused` is the reason when a credential was sent (RFC 6750 §3.1: none without one). */
+export function challenge(publicBaseUrl: string, agentId: string, refused?: string): string {
+  const quoted = (s: string) => `"${s.replace(/["\\]/g, "")}"`;
+  const parts = [`Bearer realm="agent-gateway"`, `resource_metadata=${quoted(publicBaseUrl + resourceMetadataPath(agentId))}`];
+  if (refused) parts.push(`error="invalid_token"`, `error_description=${quoted(refused)}`);
+  return parts.join(", ");
+}
+
+/**
+ * The shared key check, its 401 carrying the challenge. Looked up fresh, not from the cache: `run`
+ * and `get_job` have no later statement that re-checks the key (a chat turn's hold does), and a
+ * deleted key must fail on the very next request while its NOTIFY may still be in flight.
+ */
+export async function authenticateForAgent(auth: AgentKeyAuth, req: express.Request, agentId: string, publicBaseUrl: string): Promise<KeyPrincipal> {
+  try {
+    return await auth(req, agentId, { fresh: true });
+  } catch (err) {
+    if (err instanceof AppError && err.status === 401) {
+      const sent = !!(req.get("authorization") || req.get("x-api-key"));
+      throw new AppError(err.code, err.message, { headers: { ...err.headers, "WWW-Authenticate": challenge(publicBaseUrl, agentId, sent ? err.message : undefined) } });
+    }
+    throw err;
+  }
+}

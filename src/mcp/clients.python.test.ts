@@ -1,0 +1,112 @@
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "../../test/helpers/app.js";
+import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
+import { createAccount, gql } from "../../test/helpers/graphql.js";
+
+/**
+ * The official Python MCP SDK (`mcp`, test/clients/mcp_sdk.py), unmodified, against the MCP
+ * servers of a chat agent and of an automation agent. The venv comes from `.ci/run` (pip install
+ * … mcp); in CI a missing interpreter fails, locally the test is skipped.
+ */
+const python = process.env.OPENAI_PYTHON ?? resolve(".tools/py-venv/bin/python");
+const available = existsSync(python);
+const ci = process.env.CI === "true" || process.env.CI === "1";
+
+const SCRIPT = `export default async function run(input, ctx) {
+  ctx.log("counting to", input.n);
+  let s = 0;
+  for (let i = 1; i <= input.n; i++) s += i;
+  return { sum: s };
+}`;
+
+describe("real Python client: the mcp SDK", () => {
+  if (!available && ci) {
+    it("has the Python interpreter with mcp installed", () => {
+      throw new Error(`Python interpreter not found at ${python} (set OPENAI_PYTHON or let .ci/run create .tools/py-venv)`);
+    });
+    return;
+  }
+  let app: TestApp;
+  let fake: FakeUpstream;
+  const env: Record<string, string> = {};
+  beforeAll(async () => {
+    if (!available) return;
+    fake = await startFakeUpstream();
+    app = await startTestApp({ worker: true, env: { PROVIDER_A_BASE_URL: fake.url, PROVIDER_A_API_KEY: "ka", PROVIDER_B_BASE_URL: fake.url, PROVIDER_B_API_KEY: "kb", UPSTREAM_MAX_RETRIES: "0" } });
+    const { adminToken } = await createAccount(app.url, app.operatorToken, "py-mcp", "10");
+    const agent = async (name: string, script?: string) =>
+      (await gql(app.url, adminToken, `mutation($n: String!, $s: String) { createAgent(input: { name: $n, script: $s }) { id } }`, { n: name, s: script ?? null })).data!.createAgent.id as string;
+    const key = async (agentId: string) => (await gql(app.url, adminToken, `mutation($a: ID!) { createApiKey(agentId: $a, name: "py") { key } }`, { a: agentId })).data!.createApiKey.key as string;
+    const chatAgent = await agent("Py chat");
+    const runAgent = await agent("Py runner", SCRIPT);
+    const other = await agent("Someone else");
+    Object.assign(env, {
+      CHAT_URL: `${app.url}/api/mcp/${chatAgent}`,
+      CHAT_KEY: await key(chatAgent),
+      RUN_URL: `${app.url}/api/mcp/${runAgent}`,
+      RUN_KEY: await key(runAgent),
+      FOREIGN_KEY: await key(other),
+    });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await fake?.close();
+  });
+  const run = () =>
+    new Promise<any>((ok, fail) =>
+      execFile(python, [resolve("test/clients/mcp_sdk.py")], { env: { ...process.env, ...env }, timeout: 120_000 }, (err, out, errOut) =>
+        err ? fail(new Error(`${err.message}\n${errOut}`)) : ok(JSON.parse(out.trim().split("\n").at(-1)!)),
+      ),
+    );
+
+  it.skipIf(!available)("lists and calls chat, run (following progress) and get_job; 401 without a key and with another agent's", async () => {
+    const out = await run();
+    // mcp 2.3.0 probes server/discover (2026-07-28), is refused, and falls back to the handshake.
+    expect(out.protocol).toBe("2025-11-25");
+    expect(out.server).toBe("Py chat");
+    expect(out.chat_tools).toEqual(["chat"]);
+    expect(out.answer).toBe("Hello from A");
+    expect(out.structured).toEqual({ answer: "Hello from A", thread_id: expect.stringMatching(/^thr_/) });
+    expect(out.same_thread).toBe(true);
+    expect(out.unknown_thread.is_error).toBe(true);
+    expect(out.unknown_thread.text).toMatch(/^thread_not_found: /);
+
+    expect(out.run_tools).toEqual(["get_job", "run"]);
+    expect(out.run.is_error).toBeFalsy();
+    expect(out.run.structured).toMatchObject({ status: "done", result: { sum: 6 }, job_id: expect.stringMatching(/^job_/) });
+    const statuses = (out.progress as [number, number | null, string][]).map((p) => p[2]);
+    expect(statuses.at(-1)).toBe("done");
+    expect(statuses).toContain("running");
+    const values = (out.progress as [number][]).map((p) => p[0]);
+    expect(values).toEqual([...values].sort((a, b) => a - b)); // progress only increases
+    expect(out.get_job).toMatchObject({ job_id: out.run.structured.job_id, status: "done", result: { sum: 6 } });
+    expect(out.missing_job.is_error).toBe(true);
+    expect(out.missing_job.text).toMatch(/^job_not_found: /);
+
+    for (const refused of [out.no_key, out.foreign_key]) {
+      expect(refused.error).not.toBeNull();
+      expect(refused.statuses.map((s: [number]) => s[0])).toContain(401);
+      expect(refused.statuses.find((s: [number, string]) => s[0] === 401)[1]).toMatch(/^Bearer realm="agent-gateway", resource_metadata="/);
+    }
+  });
+
+  it.skipIf(!available)("the README's Python example works as written (with this agent's URL and key)", async () => {
+    const readme = readFileSync(resolve("README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("## MCP: every agent is an MCP server"));
+    const example = /```python\n([\s\S]*?)```/.exec(section)![1]!;
+    expect(example).toContain('call_tool("chat"');
+    const dir = mkdtempSync(join(tmpdir(), "agw-mcp-readme-"));
+    try {
+      const file = join(dir, "example.py");
+      writeFileSync(file, example.replace("http://localhost:3000/api/mcp/agt_…", env.CHAT_URL!).replace("Bearer a2a_…", `Bearer ${env.CHAT_KEY}`));
+      const out = await new Promise<string>((ok, fail) => execFile(python, [file], { timeout: 60_000 }, (err, stdout, stderr) => (err ? fail(new Error(`${err.message}\n${stderr}`)) : ok(stdout))));
+      expect(out).toMatch(/'answer': 'Hello from A', 'thread_id': 'thr_\w+'/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

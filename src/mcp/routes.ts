@@ -1,0 +1,55 @@
+import express from "express";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { AppError } from "../errors/app-error.js";
+import { agentKeyAuth } from "../keys/agent-key.js";
+import type { RouteModule } from "../http/server.js";
+import { mcpPath } from "../agents/protocol-urls.js";
+import { authenticateForAgent, challenge } from "./auth.js";
+import { agentMcpServer } from "./server.js";
+import { answerInvalidParams } from "./invalid-params.js";
+import { agentName } from "./agent-names.js";
+
+/** Request bodies above this are refused by the transport with 413 (as the chat API's 4 MB). */
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+/**
+ * `{PUBLIC_BASE_URL}/api/mcp/<agent_id>`: every agent is an MCP server over Streamable HTTP, in
+ * the SDK's stateless mode (a fresh server and transport per POST; no session to route), and the
+ * protected-resource metadata its 401 challenge points at.
+ */
+export const mcpRoutes: RouteModule = (runtime) => {
+  const router = express.Router();
+  const auth = agentKeyAuth(runtime);
+
+  router.get("/.well-known/oauth-protected-resource/api/mcp/:agentId", (req, res) => {
+    const base = runtime.config.publicBaseUrl;
+    res.set("Cache-Control", "public, max-age=3600").json({
+      resource: base + mcpPath(req.params.agentId),
+      bearer_methods_supported: ["header"],
+      resource_name: "Agent Gateway agent (MCP)",
+    });
+  });
+
+  router.all("/api/mcp/:agentId", async (req, res) => {
+    const { agentId } = req.params;
+    const base = runtime.config.publicBaseUrl;
+    const principal = await authenticateForAgent(auth, req, agentId, base);
+    // Stateless: no server-initiated stream (GET) and no session to end (DELETE).
+    if (req.method !== "POST") throw new AppError("method_not_allowed", "This MCP server answers POST only (stateless Streamable HTTP)", { headers: { Allow: "POST" } });
+    const name = await agentName(runtime, principal.agent.accountId, agentId);
+    if (name === undefined) throw new AppError("invalid_api_key", "Invalid API key", { headers: { "WWW-Authenticate": challenge(base, agentId, "Invalid API key") } });
+    // `automation` comes with the fresh key lookup: a script added a moment ago already changes the tools.
+    const server = agentMcpServer(runtime, principal, { name, automation: principal.automation });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, maxRequestBodySize: MAX_BODY_BYTES });
+    // The client went away (or the answer is complete): abort the tool calls in flight, free both.
+    res.on("close", () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    answerInvalidParams(transport);
+    await transport.handleRequest(req, res);
+  });
+
+  return router;
+};
