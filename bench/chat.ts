@@ -367,6 +367,20 @@ function latencySection(
     verdict(`LiteLLM's added mean at ${lo} connection(s) ≥ 5× ours (${mode})`, a !== undefined && l !== undefined ? l >= 5 * a : undefined,
       a !== undefined && l !== undefined ? `LiteLLM +${f2(l)} ms, ours +${f2(a)} ms: ${f2(l / a)}×` : "—");
   }
+  // Issues 18 and 20: what the agent protocols, the key controls and a fallback add to the chat path.
+  const head = gateways[gateways.length - 1]?.label ?? "this";
+  const versus = (id: string, s: boolean, bound: number, label: string) => {
+    const a = added(ours, lo, s);
+    const x = added(`${id}:${head}`, lo, s);
+    verdict(label, a !== undefined && x !== undefined ? x <= bound * a : undefined, a !== undefined && x !== undefined ? `+${f2(x)} ms against chat completions' +${f2(a)} ms: ${f2(x / a)}×` : "—");
+  };
+  for (const s of [false, true]) {
+    const mode = s ? "stream" : "non-stream";
+    versus("gw-a2a", s, 1.1, `A2A (SendMessage${s ? "/SendStreamingMessage" : ""}) adds ≤ 10 % to the chat path's added mean at ${lo} connection(s) (${mode})`);
+  }
+  versus("gw-mcp", false, 1.1, `MCP (tools/call chat) adds ≤ 10 % to the chat path's added mean at ${lo} connection(s)`);
+  versus("gw-b-limited", false, 1.05, `a key with an expiry and a spend limit costs no more than one without (added mean at ${lo} connection(s), within 5 % noise)`);
+  versus("gw-fallback", false, 2, `a fallback answer with the failing model's breaker open costs no retry budget (added mean ≤ 2× the chat path's at ${lo} connection(s))`);
   return [
     "### Added latency and throughput, side by side",
     "",
@@ -394,7 +408,7 @@ function latencySection(
     "|---|---|---|---|---|---|---|---|---|---|",
     ...rows,
     "",
-    "### Targets (issue 13)",
+    "### Targets (issues 13, 18, 20)",
     "",
     "| target | verdict | measured |",
     "|---|---|---|",
