@@ -304,6 +304,19 @@ describe.skipIf(!inCI && !prerequisites)("chaos on the production topology (npm 
     const N = [1, 2, 3, 4, 5, 6];
     const send = (n: number) => rpc("SendMessage", { message: { messageId: `a2a-chaos-${n}`, role: "ROLE_USER", parts: [{ data: { n } }] }, configuration: { returnImmediately: true } });
     const taskIds = (await Promise.all(N.map(send))).map((r) => r.result.task.id as string);
+    // A client re-attached to each task through api-1 (never faulted) before the faults: its
+    // SubscribeToTask stream (fed by the LISTEN/NOTIFY job events, whichever instance or worker
+    // moves the job) must carry the terminal event and then close.
+    const api1 = stack.process("api-1").url!;
+    const subscribed = taskIds.map(async (id) => {
+      const res = await fetch(`${api1}/api/a2a/${createAgent.id}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "text/event-stream", authorization: `Bearer ${createApiKey.key}`, "A2A-Version": "1.0" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "SubscribeToTask", params: { id } }),
+        signal: AbortSignal.timeout(420_000),
+      });
+      return { status: res.status, text: await res.text() };
+    });
     for (const name of ["worker-1", "api-2"]) {
       await stack.fault(name, "SIGKILL");
       await until(`the balancer to be ready after killing ${name}`, async () => {
@@ -326,6 +339,11 @@ describe.skipIf(!inCI && !prerequisites)("chaos on the production topology (npm 
       const task = final.get(id);
       expect(task.status.state, id).toBe("TASK_STATE_COMPLETED");
       expect(task.artifacts[0].parts[0].data).toMatchObject({ n: N[i], double: N[i]! * 2, reply: "Hello from B" });
+    }
+    for (const [i, sub] of (await Promise.all(subscribed)).entries()) {
+      expect(sub.status, taskIds[i]).toBe(200);
+      const states = sub.text.split("\n").filter((l) => l.startsWith("data:")).map((l) => JSON.stringify(JSON.parse(l.slice(5))));
+      expect(states.at(-1), taskIds[i]).toContain("TASK_STATE_COMPLETED");
     }
     const db = new pg.Pool({ connectionString: t.databaseUrl, max: 1 });
     try {
