@@ -184,6 +184,10 @@ export type ITriggerSecret = InferEntity<typeof TriggerSecret>;
 export const JOB_STATUSES = ["queued", "running", "done", "failed"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
+/** What started a job (DESIGN §18): a trigger's webhook, a schedule, an A2A or MCP call, a replay. */
+export const JOB_SOURCES = ["webhook", "schedule", "a2a", "mcp", "replay"] as const;
+export type JobSource = (typeof JOB_SOURCES)[number];
+
 export const Job = defineEntity({
   name: "Job",
   tableName: "jobs",
@@ -193,6 +197,7 @@ export const Job = defineEntity({
     agent: () => p.manyToOne(Agent).deleteRule("cascade"),
     trigger: () => p.manyToOne(Trigger).deleteRule("set null").nullable(),
     status: p.enum(JOB_STATUSES).default("queued"),
+    source: p.enum(JOB_SOURCES).default("webhook"),
     threadId: p.string().nullable(),
     result: p.json<unknown>().nullable(),
     error: p.text().nullable(),
@@ -265,6 +270,25 @@ export const IdempotencyRecord = defineEntity({
   primaryKeys: ["trigger", "key"],
 });
 export type IIdempotencyRecord = InferEntity<typeof IdempotencyRecord>;
+
+/**
+ * Idempotency of jobs started without a trigger (A2A `messageId`, MCP): scoped per agent and
+ * source, kept 24 hours like a webhook's record.
+ */
+export const AgentIdempotencyRecord = defineEntity({
+  name: "AgentIdempotencyRecord",
+  tableName: "agent_idempotency_records",
+  properties: {
+    agent: () => p.manyToOne(Agent).deleteRule("cascade").primary(),
+    source: p.enum(JOB_SOURCES).primary(),
+    key: p.string().length(255).primary(),
+    job: () => p.manyToOne(Job).deleteRule("cascade"),
+    expiresAt: p.datetime().index(),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+  },
+  primaryKeys: ["agent", "source", "key"],
+});
+export type IAgentIdempotencyRecord = InferEntity<typeof AgentIdempotencyRecord>;
 
 export const AuditEntry = defineEntity({
   name: "AuditEntry",
@@ -353,6 +377,7 @@ export const entities = [
   Job,
   JobStep,
   IdempotencyRecord,
+  AgentIdempotencyRecord,
   AuditEntry,
   LedgerEntry,
   RateLimitWindow,

@@ -1,4 +1,6 @@
 import type pg from "pg";
+import { WorkflowNotFoundError } from "@temporalio/client";
+import type { Runtime } from "../runtime/runtime.js";
 import { AppError } from "../errors/app-error.js";
 import { newId } from "../infra/ids.js";
 import { getJob, JOB_COLUMNS, NOTIFY_STATUS, type JobRow } from "./store.js";
@@ -27,6 +29,22 @@ export async function markCancelled(db: pg.Pool, accountId: string, jobId: strin
 }
 
 /**
+ * Cancels a queued or running job of the account (the cancelJob mutation, A2A CancelTask): marked
+ * failed with `cancelled`, then its Temporal run cancelled (its script stopped).
+ */
+export async function cancelJob(runtime: Runtime, accountId: string, jobId: string): Promise<JobRow> {
+  const job = await markCancelled(runtime.pool, accountId, jobId);
+  try {
+    await runtime.temporal.client.workflow.getHandle(jobId).cancel();
+  } catch (err) {
+    // Not started yet: it never will be (the job is marked dispatched). Temporal down: the run
+    // sees the failed job when it gets to run and stops there.
+    if (!(err instanceof WorkflowNotFoundError)) runtime.log.warn({ err: String(err), jobId }, "could not cancel the workflow");
+  }
+  return job;
+}
+
+/**
  * A new queued job for the same agent and trigger with a copy of the original's payload (its own
  * audit entry, dated when the payload was received, so retention purges both copies together),
  * linked by `replay_of`. Published as QUEUED.
@@ -37,8 +55,8 @@ export async function insertReplay(db: pg.Pool, accountId: string, jobId: string
     `with src as (select j.id, j.account_id, j.agent_id, j.trigger_id, e.payload, e.created_at as received_at from jobs j join audit_entries e on e.job_id = j.id
                   where j.id = $1 and j.account_id = $2 and e.payload is not null and e.payload_purged_at is null
                   order by e.created_at limit 1),
-          j as (insert into jobs (id, account_id, agent_id, trigger_id, status, attempts, cost_micros, replay_of, created_at)
-                select $3, account_id, agent_id, trigger_id, 'queued', 0, 0, id, now() from src
+          j as (insert into jobs (id, account_id, agent_id, trigger_id, source, status, attempts, cost_micros, replay_of, created_at)
+                select $3, account_id, agent_id, trigger_id, 'replay', 'queued', 0, 0, id, now() from src
                 returning id, account_id, agent_id, trigger_id, status, error, attempts),
           a as (insert into audit_entries (id, account_id, job_id, kind, payload, cost_micros, created_at)
                 select $4, account_id, $3, 'replay', payload, 0, received_at from src)

@@ -1,9 +1,8 @@
-import { WorkflowNotFoundError } from "@temporalio/client";
 import { Arg, Args, Ctx, Field, FieldResolver, ID, InputType, Int, Mutation, ObjectType, Query, Resolver, Root } from "type-graphql";
 import { GraphQLJSON } from "graphql-scalars";
 import { formatUsd } from "../infra/money.js";
 import { spentBy } from "../billing/usage.js";
-import { findAudit, markCancelled } from "./control.js";
+import { cancelJob, findAudit } from "./control.js";
 import { connectionComplexity, connectionOf, pageSize, PageArgs, type Connection } from "../graphql/connection.js";
 import { accountOf, type GraphQLContext } from "../graphql/context.js";
 import { listJobs } from "./list.js";
@@ -64,15 +63,7 @@ export class JobListResolver {
 
   @Mutation(() => JobType, { description: "A queued or running job becomes FAILED with error \"cancelled\"; its Temporal run is cancelled and its script stopped" })
   async cancelJob(@Arg("id", () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<JobType> {
-    const job = await markCancelled(ctx.runtime.pool, accountOf(ctx), id);
-    try {
-      await ctx.runtime.temporal.client.workflow.getHandle(id).cancel();
-    } catch (err) {
-      // Not started yet: it never will be (the job is marked dispatched). Temporal down: the run
-      // sees the failed job when it gets to run and stops there.
-      if (!(err instanceof WorkflowNotFoundError)) ctx.runtime.log.warn({ err: String(err), jobId: id }, "could not cancel the workflow");
-    }
-    return JobType.from(job);
+    return JobType.from(await cancelJob(ctx.runtime, accountOf(ctx), id));
   }
 
   @FieldResolver(() => String, { description: "USD paid for the run's model calls across all attempts, decimal string (the sum of its ledger rows)" })

@@ -1,4 +1,8 @@
 import type pg from "pg";
+import { AgentIdempotencyRecord } from "../db/schema.js";
+import { sqlNames } from "../db/names.js";
+
+const R = sqlNames(AgentIdempotencyRecord);
 
 /**
  * Retention (DESIGN §14): after the account's window, nothing of a webhook payload is left in
@@ -24,5 +28,6 @@ export async function purgeExpired(db: pg.Pool, asOf: Date): Promise<{ payloads:
     [asOf],
   );
   const idem = await db.query("delete from idempotency_records where expires_at <= $1", [asOf]);
-  return { payloads: rows[0]?.payloads ?? 0, idempotencyRecords: idem.rowCount ?? 0 };
+  const byAgent = await db.query(`delete from ${R.table} where ${R.expiresAt} <= $1`, [asOf]);
+  return { payloads: rows[0]?.payloads ?? 0, idempotencyRecords: (idem.rowCount ?? 0) + (byAgent.rowCount ?? 0) };
 }

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { JobStatus } from "../db/schema.js";
+import type { JobSource, JobStatus } from "../db/schema.js";
 import { storableText } from "../infra/text.js";
 
 /**
@@ -33,6 +33,7 @@ export interface JobRow {
   agentId: string;
   triggerId: string | null;
   status: JobStatus;
+  source: JobSource;
   threadId: string | null;
   result: unknown;
   error: string | null;
@@ -45,7 +46,7 @@ export interface JobRow {
   replayOf?: string | null;
 }
 
-export const JOB_COLUMNS = `id, account_id as "accountId", agent_id as "agentId", trigger_id as "triggerId", status,
+export const JOB_COLUMNS = `id, account_id as "accountId", agent_id as "agentId", trigger_id as "triggerId", status, source,
   thread_id as "threadId", result, error, attempts, cost_micros as "costMicros", logs, created_at as "createdAt",
   started_at as "startedAt", finished_at as "finishedAt", replay_of as "replayOf"`;
 

@@ -11,12 +11,22 @@ export enum JobStatusEnum {
 }
 registerEnumType(JobStatusEnum, { name: "JobStatus", description: "queued → running → done | failed" });
 
+export enum JobSourceEnum {
+  WEBHOOK = "webhook",
+  SCHEDULE = "schedule",
+  A2A = "a2a",
+  MCP = "mcp",
+  REPLAY = "replay",
+}
+registerEnumType(JobSourceEnum, { name: "JobSource", description: "What started a job: a trigger's webhook, a schedule, an A2A or MCP call, a replay" });
+
 const toStatus = (s: string) => s as JobStatusEnum;
 
-@ObjectType("Job", { description: "One agent run started by a webhook" })
+@ObjectType("Job", { description: "One agent run (started by a webhook, a schedule, an A2A or MCP call, or a replay)" })
 export class JobType {
   @Field(() => ID) id!: string;
   @Field(() => JobStatusEnum) status!: JobStatusEnum;
+  @Field(() => JobSourceEnum) source!: JobSourceEnum;
   @Field(() => ID, { nullable: true }) triggerId!: string | null;
   @Field(() => ID) agentId!: string;
   @Field(() => ID, { nullable: true }) threadId!: string | null;
@@ -34,6 +44,7 @@ export class JobType {
     return Object.assign(new JobType(), {
       id: job.id,
       status: toStatus(job.status),
+      source: job.source as JobSourceEnum,
       triggerId: job.triggerId,
       agentId: job.agentId,
       threadId: job.threadId,

@@ -16,6 +16,8 @@ export interface KeyPrincipal {
   keyId: string;
   agent: AgentInfo;
   rateLimitPerMinute: number;
+  /** The key's agent has a script (an automation agent); refreshed with the agent fields. */
+  automation: boolean;
 }
 
 interface Entry {
@@ -91,9 +93,11 @@ async function load(pool: pg.Pool, hash: string, installationDefault: number): P
     instructions: string;
     default_model: string;
     allowed_models: string[] | null;
+    automation: boolean;
   }>(
     `select k.id, k.account_id, k.agent_id, coalesce(k.rate_limit_per_minute, acc.default_rate_limit_per_minute) as limit,
-            a.instructions, a.default_model, a.allowed_models
+            a.instructions, a.default_model, a.allowed_models,
+            a.script is not null as automation
        from api_keys k join agents a on a.id = k.agent_id join accounts acc on acc.id = k.account_id
       where k.key_hash = $1`,
     [hash],
@@ -107,6 +111,7 @@ async function load(pool: pg.Pool, hash: string, installationDefault: number): P
     principal: {
       keyId: r.id,
       rateLimitPerMinute: r.limit ?? installationDefault,
+      automation: r.automation,
       agent: { id: r.agent_id, accountId: r.account_id, instructions: r.instructions, defaultModel: r.default_model, allowedModels: r.allowed_models },
     },
   };

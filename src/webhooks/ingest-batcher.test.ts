@@ -31,7 +31,7 @@ describe("IngestBatcher when the idempotency lookup fails after the commit", () 
     let failLookup = true;
     const pool = {
       query: (text: string, params?: unknown[]) => {
-        if (failLookup && /^\s*select trigger_id, key, job_id from idempotency_records/.test(text)) {
+        if (failLookup && /^\s*select trigger_id, '' as agent_id, '' as source, key, job_id from idempotency_records/.test(text)) {
           failLookup = false;
           return Promise.reject(Object.assign(new Error("Connection terminated unexpectedly"), { code: "57P01" }));
         }
@@ -40,7 +40,7 @@ describe("IngestBatcher when the idempotency lookup fails after the commit", () 
     } as unknown as pg.Pool;
     const committed: string[] = [];
     const batcher = new IngestBatcher(pool, (ids) => committed.push(...ids), { maxInFlight: 1 });
-    const item = (n: number, key: string | null): IngestItem => ({ ...trigger, triggerId: trigger.id, idempotencyKey: key, payloadText: JSON.stringify({ n }) });
+    const item = (n: number, key: string | null): IngestItem => ({ ...trigger, triggerId: trigger.id, source: "webhook", idempotencyKey: key, payloadText: JSON.stringify({ n }) });
 
     const first = batcher.submit(item(0, null)); // flushes alone; the next three wait and share one batch
     const batch = [batcher.submit(item(1, null)), batcher.submit(item(2, null)), batcher.submit(item(3, "used"))];
