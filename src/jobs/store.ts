@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { JobSource, JobStatus } from "../db/schema.js";
 import { storableText } from "../infra/text.js";
+import { jobCallbackCte } from "../outbound/store.js";
 
 /**
  * Channel carrying every job status transition (JSON `JobStatusNotice`). A NOTIFY payload is
@@ -82,14 +83,16 @@ export async function jobEventsSince(db: pg.Pool, since: Date): Promise<JobStatu
 
 /**
  * Runs an UPDATE on one job and NOTIFYs the transition in the same statement, so an event is
- * published exactly when (and only if) the change commits. Only a change of status is an event:
+ * published exactly when (and only if) the change commits; a change to done/failed records the
+ * trigger's completion callback in it too (outbound/store.ts). Only a change of status is an event:
  * marking a running job running again (a retried attempt) updates the row silently. (The
  * subquery in RETURNING sees the row as it was before this statement.)
  */
 async function transition(db: pg.Pool, jobId: string, set: string, where: string, params: unknown[]): Promise<boolean> {
   const { rows } = await db.query(
     `with u as (update jobs set ${set} where id = $1 and ${where}
-       returning id, account_id, agent_id, trigger_id, status, attempts, (select b.status from jobs b where b.id = $1) as before)
+       returning id, account_id, agent_id, trigger_id, status, attempts, (select b.status from jobs b where b.id = $1) as before),
+     ${jobCallbackCte("u")}
      select case when u.status is distinct from u.before then ${NOTIFY_STATUS} end from u`,
     [jobId, ...params],
   );
@@ -186,7 +189,8 @@ export interface RunOutput {
 
 /**
  * Stores what a run produced (job + audit entry) and marks the job done, in one statement: the
- * output and the status commit together (the workflow then has nothing left to write). A job that
+ * output and the status commit together (the workflow then has nothing left to write), with the
+ * completion callback when the trigger has one. A job that
  * is no longer queued/running (cancelled meanwhile) keeps its status. Returns whether it is done.
  */
 export async function saveOutputAndMarkDone(db: pg.Pool, jobId: string, out: RunOutput): Promise<boolean> {
@@ -198,7 +202,8 @@ export async function saveOutputAndMarkDone(db: pg.Pool, jobId: string, out: Run
          error = case when status in ('queued', 'running') then null else error end
        where id = $1
        returning id, account_id, agent_id, trigger_id, status, attempts, (select b.status from jobs b where b.id = $1) as before),
-     a as (update audit_entries set result = $2::jsonb, model_calls = $6::jsonb, tools_used = $7::jsonb, cost_micros = $4 where job_id = (select id from j))
+     a as (update audit_entries set result = $2::jsonb, model_calls = $6::jsonb, tools_used = $7::jsonb, cost_micros = $4 where job_id = (select id from j)),
+     ${jobCallbackCte("j")}
      select status, case when status is distinct from before then ${NOTIFY_STATUS} end from j`,
     [jobId, result, out.threadId, out.costMicros, JSON.stringify(out.logs), JSON.stringify(out.modelCalls), JSON.stringify(out.toolsUsed)],
   );
