@@ -296,8 +296,8 @@ export const Delivery = defineEntity({
     kind: p.enum(DELIVERY_KINDS),
     /** `webhook-id`: the same on every attempt and every redelivery of the message. */
     webhookId: p.string().length(100),
-    /** The body, fixed when the event happened; null: built from the job when first sent. */
-    payload: p.json<unknown>().nullable(),
+    /** The request body, byte for byte the same on every attempt and redelivery; null: built from the job when first sent. */
+    body: p.text().nullable(),
     /** A2A push: the push notification config the event goes to. */
     target: p.string().length(255).nullable(),
     status: p.enum(DELIVERY_STATUSES).default("pending"),

@@ -4,7 +4,7 @@ import type { Runtime } from "../runtime/runtime.js";
 import type { DeliveryPlan } from "../../workflows/contract.js";
 import { createOutboundSender } from "./send.js";
 import { standardWebhookHeaders } from "./sign.js";
-import { keepPayload, loadDeliveryRequest, recordAttempt, type DeliveryRequestRow } from "./store.js";
+import { keepBody, loadDeliveryRequest, recordAttempt, type DeliveryRequestRow } from "./store.js";
 
 /** A result larger than this is left out of a completion event; `data.result_url` points at it instead. */
 export const MAX_INLINE_RESULT_BYTES = 256 * 1024;
@@ -46,12 +46,11 @@ export function createOutboundActivities(runtime: Runtime) {
         await recordAttempt(pool, deliveryId, { attempt, at, url: "", statusCode: null, durationMs: 0, error: "the trigger has no callbackUrl any more", responseBytes: 0, responseExcerpt: null }, "failed");
         return "failed";
       }
-      let payload = row.payload;
-      if (payload === null) {
-        payload = jobEventBody(row, config.publicBaseUrl);
-        await keepPayload(pool, deliveryId, payload);
+      let body = row.body;
+      if (body === null) {
+        body = JSON.stringify(jobEventBody(row, config.publicBaseUrl));
+        await keepBody(pool, deliveryId, body);
       }
-      const body = JSON.stringify(payload);
       const secrets = row.sealedSecrets.map((s) => decryptSecret(s, config.secretEncryptionKey));
       const headers = standardWebhookHeaders(secrets, row.webhookId, Math.floor(at.getTime() / 1000), body);
       const outcome = await send({ url: row.url, headers, body });

@@ -36,7 +36,7 @@ export interface DeliveryRequestRow {
   kind: DeliveryKind;
   status: DeliveryStatus;
   webhookId: string;
-  payload: unknown;
+  body: string | null;
   createdAt: Date;
   url: string | null;
   sealedSecrets: string[];
@@ -51,7 +51,7 @@ export interface DeliveryRequestRow {
 
 export async function loadDeliveryRequest(db: pg.Pool, deliveryId: string, maxResultBytes: number): Promise<DeliveryRequestRow | undefined> {
   const { rows } = await db.query<DeliveryRequestRow>(
-    `select d.${D.id} as id, d.${D.kind} as kind, d.${D.status} as status, d.${D.webhookId} as "webhookId", d.${D.payload} as payload,
+    `select d.${D.id} as id, d.${D.kind} as kind, d.${D.status} as status, d.${D.webhookId} as "webhookId", d.${D.body} as body,
             d.${D.createdAt} as "createdAt", t.${T.callbackUrl} as url, d.${D.job} as "jobId", d.${D.trigger} as "triggerId",
             coalesce((select array_agg(s.${S.sealedSecret} order by s.${S.expiresAt} desc nulls first) from ${S.table} s
                        where s.${S.trigger} = d.${D.trigger} and (s.${S.expiresAt} is null or s.${S.expiresAt} > now())), '{}') as "sealedSecrets",
@@ -68,8 +68,8 @@ export async function loadDeliveryRequest(db: pg.Pool, deliveryId: string, maxRe
 }
 
 /** Fixes the body the first attempt built, so every later attempt and redelivery sends the same bytes. */
-export async function keepPayload(db: pg.Pool, deliveryId: string, payload: unknown): Promise<void> {
-  await db.query(`update ${D.table} set ${D.payload} = $2::jsonb where ${D.id} = $1 and ${D.payload} is null`, [deliveryId, JSON.stringify(payload)]);
+export async function keepBody(db: pg.Pool, deliveryId: string, body: string): Promise<void> {
+  await db.query(`update ${D.table} set ${D.body} = $2 where ${D.id} = $1 and ${D.body} is null`, [deliveryId, body]);
 }
 
 export interface AttemptRecord {
@@ -149,10 +149,10 @@ export async function insertRedelivery(db: pg.Pool, accountId: string, jobId: st
   const { rows } = await db.query<{ id: string | null; status: JobStatus; callbackUrl: string | null }>(
     `with job as (select j.${J.id} as id, j.${J.account} as account_id, j.${J.trigger} as trigger_id, j.${J.status} as status, t.${T.callbackUrl} as callback_url
                     from ${J.table} j left join ${T.table} t on t.${T.id} = j.${J.trigger} where j.${J.id} = $1 and j.${J.account} = $2),
-          first as (select ${D.payload} as payload from ${D.table} where ${D.job} = $1 and ${D.kind} = 'job_callback' and ${D.payload} is not null
+          first as (select ${D.body} as body from ${D.table} where ${D.job} = $1 and ${D.kind} = 'job_callback' and ${D.body} is not null
                      order by ${D.createdAt} limit 1),
-          ins as (insert into ${D.table} (${D.id}, ${D.account}, ${D.job}, ${D.trigger}, ${D.kind}, ${D.webhookId}, ${D.payload}, ${D.status}, ${D.createdAt})
-                  select $3, account_id, id, trigger_id, 'job_callback', 'msg_' || id, (select payload from first), 'pending', now() from job
+          ins as (insert into ${D.table} (${D.id}, ${D.account}, ${D.job}, ${D.trigger}, ${D.kind}, ${D.webhookId}, ${D.body}, ${D.status}, ${D.createdAt})
+                  select $3, account_id, id, trigger_id, 'job_callback', 'msg_' || id, (select body from first), 'pending', now() from job
                    where status in ('done', 'failed') and callback_url is not null returning ${D.id})
      select (select ${D.id} from ins) as id, status, callback_url as "callbackUrl" from job`,
     [jobId, accountId, id],
@@ -170,8 +170,8 @@ export async function insertRedelivery(db: pg.Pool, accountId: string, jobId: st
 export async function insertTestDelivery(db: pg.Pool, accountId: string, triggerId: string, webhookId: string, payload: unknown): Promise<string> {
   const id = newId("dlv");
   await db.query(
-    `insert into ${D.table} (${D.id}, ${D.account}, ${D.trigger}, ${D.kind}, ${D.webhookId}, ${D.payload}, ${D.status}, ${D.createdAt})
-     values ($1, $2, $3, 'test_callback', $4, $5::jsonb, 'pending', now())`,
+    `insert into ${D.table} (${D.id}, ${D.account}, ${D.trigger}, ${D.kind}, ${D.webhookId}, ${D.body}, ${D.status}, ${D.createdAt})
+     values ($1, $2, $3, 'test_callback', $4, $5, 'pending', now())`,
     [id, accountId, triggerId, webhookId, JSON.stringify(payload)],
   );
   return id;
