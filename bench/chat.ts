@@ -18,7 +18,9 @@ import { runSlowStreams } from "./lib/slow-streams.js";
  *   fsync on), keys, billing (hold + settle), a new thread per request and rate limits on, on
  *   the provider_b translation path (OpenAI in, Anthropic Messages out; also with one function
  *   tool offered and a tool_use answer: the tool path, target gw-b-tools) and on an
- *   OpenAI-compatible route; and `npm start` (dev launcher) on the provider_b path;
+ *   OpenAI-compatible route; a chat turn through A2A (JSON-RPC v1.0 `SendMessage`, and
+ *   `SendStreamingMessage` for the stream rows; target gw-a2a); and `npm start` (dev launcher) on
+ *   the provider_b path;
  * - Portkey and LiteLLM, each on its Anthropic provider (the same translation) and its OpenAI
  *   provider.
  * Then the memory run: 1,000 concurrent slow streams through one API process (bench/lib/slow-streams.ts).
@@ -67,6 +69,9 @@ const openAiBody = (model: string) => (stream: boolean) =>
 const TOOLS = [{ type: "function", function: { name: "get_weather", description: "Weather in a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } }];
 const openAiToolsBody = (model: string) => (stream: boolean) =>
   JSON.stringify({ model, messages: [{ role: "user", content: PROMPT }], max_tokens: 64, tools: TOOLS, ...(stream ? { stream: true } : {}) });
+/** A chat turn through A2A v1.0: SendMessage (blocking), or SendStreamingMessage for the stream rows. */
+const a2aBody = (stream: boolean) =>
+  JSON.stringify({ jsonrpc: "2.0", id: 1, method: stream ? "SendStreamingMessage" : "SendMessage", params: { message: { messageId: "bench", role: "ROLE_USER", parts: [{ text: PROMPT }] } } });
 const anthropicBody = (stream: boolean) =>
   JSON.stringify({ model: "mock-claude", max_tokens: 64, messages: [{ role: "user", content: PROMPT }], ...(stream ? { stream: true } : {}) });
 
@@ -154,7 +159,7 @@ await main(async () => {
     ];
     const gatewayRows: { label: string; commit: string; pid: number }[] = [];
     for (const g of gatewaySpecs) {
-      if (![`gw-b:${g.label}`, `gw-b${TENANTS}:${g.label}`, `gw-b-tools:${g.label}`, `gw-oa:${g.label}`].some(want)) continue;
+      if (![`gw-b:${g.label}`, `gw-b${TENANTS}:${g.label}`, `gw-b-tools:${g.label}`, `gw-oa:${g.label}`, `gw-a2a:${g.label}`].some(want)) continue;
       buildServer(g.root);
       const db = `gw_${g.label.replace(/\W/g, "_")}`;
       await pg.createDatabase(db);
@@ -183,6 +188,16 @@ await main(async () => {
       }
       if (want(`gw-b-tools:${g.label}`))
         targets.push({ id: `gw-b-tools:${g.label}`, name: `agent-gateway serve, provider_b path + tools${suffix}`, wire: "anthropic", url: `${gw.url}/api/v1/chat/completions`, pid: gw.pid, headers: auth, body: openAiToolsBody(MODEL_B) });
+      if (want(`gw-a2a:${g.label}`))
+        targets.push({
+          id: `gw-a2a:${g.label}`,
+          name: `agent-gateway serve, provider_b path through A2A (JSON-RPC v1.0)${suffix}`,
+          wire: "anthropic",
+          url: `${gw.url}/api/a2a/${tenant.agentId}`,
+          pid: gw.pid,
+          headers: { ...auth, "a2a-version": "1.0" },
+          body: a2aBody,
+        });
       if (want(`gw-oa:${g.label}`))
         targets.push({ id: `gw-oa:${g.label}`, name: `agent-gateway serve, OpenAI-compatible route${suffix}`, wire: "openai", url: `${gw.url}/api/v1/chat/completions`, pid: gw.pid, headers: auth, body: openAiBody(MODEL_OA) });
     }

@@ -366,6 +366,50 @@ export const AgentIdempotencyRecord = defineEntity({
 });
 export type IAgentIdempotencyRecord = InferEntity<typeof AgentIdempotencyRecord>;
 
+/**
+ * An A2A task (DESIGN §15). A chat agent's task is a chat turn: its state, answer and error live
+ * here. An automation agent's task is a job (same id): its state and result are the job's, this
+ * row keeps what A2A needs besides (context, the request message).
+ */
+export const A2aTask = defineEntity({
+  name: "A2aTask",
+  tableName: "a2a_tasks",
+  properties: {
+    ...agentOwned(),
+    contextId: p.string().length(255),
+    /** `chat` (a turn on thread `contextId`) or `job` (the job with this id). */
+    kind: p.string().length(10),
+    /** Chat tasks: submitted | working | completed | failed | canceled. Job tasks: null (the job's). */
+    state: p.string().length(20).nullable(),
+    /** The user's message as sent (A2A JSON), the task's history with the answer. */
+    request: p.json<Record<string, unknown>>(),
+    answer: p.text().nullable(),
+    error: p.text().nullable(),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+    updatedAt: p.datetime().onCreate(now).defaultRaw("now()"),
+  },
+  indexes: [{ name: "a2a_tasks_agent_updated_idx", properties: ["agent", "updatedAt", "id"] }],
+});
+export type IA2aTask = InferEntity<typeof A2aTask>;
+
+/**
+ * A push notification config given with an A2A message (`configuration.taskPushNotificationConfig`):
+ * stored for the outbound delivery engine (DESIGN §17), not delivered yet.
+ */
+export const A2aPushConfig = defineEntity({
+  name: "A2aPushConfig",
+  tableName: "a2a_push_configs",
+  properties: {
+    id: p.string().primary(),
+    task: () => p.manyToOne(A2aTask).deleteRule("cascade").index(),
+    url: p.text(),
+    token: p.text().nullable(),
+    authentication: p.json<Record<string, unknown>>().nullable(),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+  },
+});
+export type IA2aPushConfig = InferEntity<typeof A2aPushConfig>;
+
 export const AuditEntry = defineEntity({
   name: "AuditEntry",
   tableName: "audit_entries",
@@ -455,6 +499,8 @@ export const entities = [
   JobStep,
   IdempotencyRecord,
   AgentIdempotencyRecord,
+  A2aTask,
+  A2aPushConfig,
   AuditEntry,
   LedgerEntry,
   RateLimitWindow,

@@ -1,6 +1,9 @@
 import { ArgsType, Field, Int, ObjectType, type ClassType } from "type-graphql";
 import type { ComplexityEstimatorArgs } from "graphql-query-complexity";
 import { AppError } from "../errors/app-error.js";
+import { decodeCursor, encodeCursor } from "./cursor.js";
+
+export { decodeCursor, encodeCursor };
 
 /**
  * Relay connections (DESIGN §14): `edges { cursor node }`, `pageInfo { hasNextPage endCursor }`,
@@ -38,28 +41,6 @@ export function pageSize(first: number | null | undefined): number {
     throw new AppError("validation_failed", `first must be between 0 and ${MAX_PAGE}`, { param: "first" });
   }
   return first;
-}
-
-export function encodeCursor(key: readonly (string | number)[]): string {
-  return Buffer.from(JSON.stringify(key)).toString("base64url");
-}
-
-/** Decodes a cursor into a sort key of the expected shape (types per position), else BAD_USER_INPUT. */
-export function decodeCursor<T extends readonly ("string" | "number")[]>(
-  after: string | null | undefined,
-  shape: T,
-): { [K in keyof T]: T[K] extends "string" ? string : number } | undefined {
-  if (after == null) return undefined;
-  let key: unknown;
-  try {
-    key = JSON.parse(Buffer.from(after, "base64url").toString("utf8"));
-  } catch {
-    key = undefined;
-  }
-  if (!Array.isArray(key) || key.length !== shape.length || !key.every((v, i) => typeof v === shape[i] && (typeof v !== "number" || Number.isSafeInteger(v)))) {
-    throw new AppError("validation_failed", "after is not a cursor from this list", { param: "after" });
-  }
-  return key as never;
 }
 
 /** Builds a connection from up to `first + 1` rows read in order (the extra row only says there is more). */

@@ -23,7 +23,8 @@ import { accountLedgers, jobsOf, unfinishedJobs, workflowExecutions } from "./in
  * SIGKILL, the Temporal server is killed and restarted, and the app's PostgreSQL is restarted.
  * Then: every 202 reached `done` exactly once, nothing is left running, ledgers match balances,
  * the subscription on the surviving instance saw every terminal event, no client saw a 500.
- * The figures go to RELIABILITY.md.
+ * The figures go to RELIABILITY.md. Last, A2A tasks of an automation agent ride out kill -9 of a
+ * worker and of an API instance.
  */
 const inCI = Boolean(process.env.CI) && process.env.CI !== "false";
 const prerequisites = temporalServerAvailable() && Boolean(findHaproxy());
@@ -270,4 +271,68 @@ describe.skipIf(!inCI && !prerequisites)("chaos on the production topology (npm 
       await db.end();
     }
   }, 900_000);
+  it("A2A tasks of an automation agent survive kill -9 of a worker and of an API instance", async () => {
+    const t = stack.topology();
+    const acct = await setUpAccount("a2a-chaos");
+    const { createAgent } = await gql(acct.admin, `mutation($i: CreateAgentInput!) { createAgent(input: $i) { id } }`, {
+      i: {
+        name: "a2a-chaos",
+        defaultModel: "provider_b/model-sonnet-4-6",
+        script: `export default async function run(input, ctx) {
+          let r;
+          for (let i = 0; i < 5; i++) r = await ctx.chat({ messages: [{ role: "user", content: "#slow a2a " + input.n + " " + i }] });
+          return { n: input.n, double: input.n * 2, reply: r.content };
+        }`,
+      },
+    });
+    const { createApiKey } = await gql(acct.admin, `mutation($a: ID!) { createApiKey(agentId: $a, name: "a2a", rateLimitPerMinute: 1000000) { key } }`, { a: createAgent.id });
+    // A client that retries through the outage (connection failures and 503s); SendMessage is safe to retry by its messageId.
+    const rpc = async (method: string, params: unknown): Promise<any> => {
+      const deadline = Date.now() + 120_000;
+      for (;;) {
+        const o = await client.send(`${t.apiUrl}/api/a2a/${createAgent.id}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${createApiKey.key}`, "A2A-Version": "1.0" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+        });
+        if (isReply(o) && o.status === 200) return o.json();
+        if (isReply(o) && o.status !== 503) throw new Error(`${method}: ${o.status} ${o.text}`);
+        if (Date.now() > deadline) throw new Error(`${method}: ${isReply(o) ? o.status : o.failure}`);
+        await sleep(500);
+      }
+    };
+    const N = [1, 2, 3, 4, 5, 6];
+    const send = (n: number) => rpc("SendMessage", { message: { messageId: `a2a-chaos-${n}`, role: "ROLE_USER", parts: [{ data: { n } }] }, configuration: { returnImmediately: true } });
+    const taskIds = (await Promise.all(N.map(send))).map((r) => r.result.task.id as string);
+    for (const name of ["worker-1", "api-2"]) {
+      await stack.fault(name, "SIGKILL");
+      await until(`the balancer to be ready after killing ${name}`, async () => {
+        const o = await client.send(`${t.apiUrl}/readyz`, { timeoutMs: 5000 });
+        return isReply(o) && o.status === 200;
+      }, 120_000);
+    }
+    // The same messages again (a client unsure whether its sends arrived): the same tasks.
+    expect((await Promise.all(N.map(send))).map((r) => r.result.task.id)).toEqual(taskIds);
+    const final = new Map<string, any>();
+    await until("every A2A task to end", async () => {
+      for (const id of taskIds) {
+        if (final.has(id)) continue;
+        const task = (await rpc("GetTask", { id })).result;
+        if (["TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED"].includes(task.status.state)) final.set(id, task);
+      }
+      return final.size === taskIds.length;
+    }, 240_000);
+    for (const [i, id] of taskIds.entries()) {
+      const task = final.get(id);
+      expect(task.status.state, id).toBe("TASK_STATE_COMPLETED");
+      expect(task.artifacts[0].parts[0].data).toMatchObject({ n: N[i], double: N[i]! * 2, reply: "Hello from B" });
+    }
+    const db = new pg.Pool({ connectionString: t.databaseUrl, max: 1 });
+    try {
+      const { rows } = await db.query<{ source: string; n: number }>("select source, count(*)::int as n from jobs where agent_id = $1 group by source", [createAgent.id]);
+      expect(rows).toEqual([{ source: "a2a", n: N.length }]);
+    } finally {
+      await db.end();
+    }
+  }, 600_000);
 });

@@ -186,3 +186,73 @@ export const graphqlBody = fc.oneof(
   { weight: 1, arbitrary: fc.array(fc.record({ query: graphqlOperation }), { maxLength: 3 }).map((b) => JSON.stringify(b)) },
   { weight: 1, arbitrary: bodyText },
 );
+
+const A2A_METHODS = [
+  "SendMessage", "SendStreamingMessage", "GetTask", "ListTasks", "CancelTask", "SubscribeToTask", "CreateTaskPushNotificationConfig",
+  "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig", "GetExtendedAgentCard",
+  "message/send", "message/stream", "tasks/get", "tasks/cancel", "tasks/resubscribe", "tasks/pushNotificationConfig/set", "agent/getAuthenticatedExtendedCard",
+];
+
+/** An A2A part in either version's shape, or anything; `big` makes an oversized text part. */
+const a2aPart = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ text: oddString }).map((p) => ({ ...p, kind: "text" })) },
+  { weight: 2, arbitrary: fc.record({ data: jsonValue }).map((p) => ({ ...p, kind: "data" })) },
+  { weight: 1, arbitrary: fc.record({ url: oddString, mediaType: fc.constantFrom("image/png", "application/pdf", "", "image/") }) },
+  { weight: 1, arbitrary: fc.record({ raw: fc.constantFrom("aGVsbG8=", "not base64", ""), mediaType: fc.constantFrom("image/png", "text/plain") }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constantFrom("file", "text", "data", "nope"), file: jsonValue, text: jsonValue }, { requiredKeys: [] }) },
+  { weight: 1, arbitrary: fc.integer({ min: 1_000_000, max: 9_000_000 }).map((n) => ({ text: "x".repeat(n), kind: "text" })) },
+  { weight: 1, arbitrary: jsonValue },
+);
+
+/** A JSON-RPC request to an agent: known methods of both versions with wrong values, or anything. `ids` are task ids to aim at. */
+export const a2aBody = (ids: () => string[]) =>
+  fc.oneof(
+    {
+      weight: 6,
+      arbitrary: fc
+        .record(
+          {
+            jsonrpc: fc.oneof({ weight: 6, arbitrary: fc.constant("2.0") }, { weight: 1, arbitrary: jsonValue }),
+            id: fc.oneof(fc.integer(), oddString, fc.constant(null), jsonValue),
+            method: fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...A2A_METHODS) }, { weight: 1, arbitrary: oddString }),
+            params: fc.oneof(
+              {
+                weight: 5,
+                arbitrary: fc.record(
+                  {
+                    message: fc.oneof(
+                      fc.record(
+                        {
+                          messageId: fc.oneof(fc.uuid(), oddString, jsonValue),
+                          role: fc.oneof(fc.constantFrom("ROLE_USER", "user", "agent", "ROLE_AGENT"), jsonValue),
+                          parts: fc.oneof(fc.array(a2aPart, { maxLength: 3 }), jsonValue),
+                          contextId: fc.oneof(oddString, fc.constantFrom("thr_nope"), jsonValue),
+                          taskId: fc.oneof(fc.nat().map((n) => ids()[n % Math.max(1, ids().length)] ?? "job_x"), oddString),
+                          kind: fc.constant("message"),
+                        },
+                        { requiredKeys: ["messageId", "parts"] },
+                      ),
+                      jsonValue,
+                    ),
+                    configuration: fc.oneof(fc.record({ returnImmediately: fc.constant(true), blocking: fc.constant(false), historyLength: fc.oneof(fc.integer(), jsonValue), acceptedOutputModes: jsonValue, taskPushNotificationConfig: jsonValue, pushNotificationConfig: jsonValue }, { requiredKeys: ["returnImmediately", "blocking"] }), jsonValue),
+                    id: fc.oneof(fc.nat().map((n) => ids()[n % Math.max(1, ids().length)] ?? "job_x"), oddString, jsonValue),
+                    taskId: fc.oneof(oddString, jsonValue),
+                    historyLength: fc.oneof(fc.integer(), jsonValue),
+                    pageSize: fc.oneof(fc.integer({ min: -5, max: 500 }), jsonValue),
+                    pageToken: fc.oneof(oddString, jsonValue),
+                    status: fc.oneof(fc.constantFrom("TASK_STATE_COMPLETED", "TASK_STATE_WORKING", "TASK_STATE_REJECTED", "nope"), fc.integer(), jsonValue),
+                    statusTimestampAfter: fc.oneof(oddString, fc.constant("2020-01-01T00:00:00Z"), jsonValue),
+                    url: oddString,
+                  },
+                  { requiredKeys: [] },
+                ),
+              },
+              { weight: 1, arbitrary: jsonValue },
+            ),
+          },
+          { requiredKeys: ["method"] },
+        )
+        .map((b) => JSON.stringify(b)),
+    },
+    { weight: 1, arbitrary: bodyText },
+  );

@@ -14,6 +14,33 @@ export interface Answer {
 
 const STACK = /\n\s+at [^\n]*[(/\\][^\n]*:\d+:\d+|node_modules\/|\/src\/[a-z-]+\/[a-z-]+\.ts/;
 
+/**
+ * An A2A JSON-RPC answer (POST /api/a2a/<agent>): a JSON-RPC response with a result or an error
+ * with a numeric code and a message, or an SSE stream of such responses; never a 5xx.
+ */
+export function jsonRpcProblemsOf(a: Answer): string[] {
+  const p: string[] = [];
+  if (a.status >= 500) p.push(`status ${a.status}`);
+  if (STACK.test(a.body)) p.push("a stack trace or source path in the body");
+  const bodies = /event-stream/.test(a.contentType) ? a.body.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)) : [a.body];
+  if (bodies.length === 0) p.push("an empty event stream");
+  for (const text of bodies) {
+    let r: any;
+    try {
+      r = JSON.parse(text);
+    } catch {
+      p.push(`not JSON: ${text.slice(0, 100)}`);
+      continue;
+    }
+    if (r?.jsonrpc !== "2.0") p.push("not a JSON-RPC 2.0 response");
+    if ("error" in (r ?? {})) {
+      if (typeof r.error?.code !== "number" || typeof r.error?.message !== "string") p.push("JSON-RPC error without a numeric code and a message");
+      if (r.error?.code === -32603) p.push(`JSON-RPC internal error: ${r.error.message}`);
+    } else if (!("result" in (r ?? {}))) p.push("JSON-RPC response without result or error");
+  }
+  return p;
+}
+
 export function problemsOf(path: string, a: Answer): string[] {
   const p: string[] = [];
   if (a.status >= 500) p.push(`status ${a.status}`);

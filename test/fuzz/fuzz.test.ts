@@ -8,13 +8,13 @@ import { balanceMicros, chargeOf } from "../helpers/balance.js";
 import { createAccount, gql } from "../helpers/graphql.js";
 import { createAgent, createTrigger, type CreatedTrigger } from "../helpers/webhooks.js";
 import { SUPPORTED_MODELS } from "../../src/config/models.js";
-import { bodyText, chatBody, contentType, graphqlBody, graphqlOperation, headerValue, jsonValue, modelId, oddString, responsesBody } from "./arbitraries.js";
-import { answerOf, problemsOf, type Answer } from "./envelope.js";
+import { a2aBody, bodyText, chatBody, contentType, graphqlBody, graphqlOperation, headerValue, jsonValue, modelId, oddString, responsesBody } from "./arbitraries.js";
+import { answerOf, jsonRpcProblemsOf, problemsOf, type Answer } from "./envelope.js";
 import { rawExchange } from "./raw-http.js";
 
 /**
  * Generated malformed and hostile requests over every public route (issue 8): chat completions,
- * responses and models; webhooks with each auth scheme; the job endpoints; GraphQL over HTTP and
+ * responses and models; A2A (both protocol versions, both kinds of agent); webhooks with each auth scheme; the job endpoints; GraphQL over HTTP and
  * graphql-ws; raw HTTP oddities on sockets; poison payloads through real runs. Every answer must
  * be below 500 and in the documented error shape, no process error may escape, and afterwards
  * the service is ready and runs a normal webhook to `done`.
@@ -24,7 +24,7 @@ import { rawExchange } from "./raw-http.js";
  */
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1200);
-const SHARE = { chat: 0.14, responses: 0.05, models: 0.04, webhooks: 0.24, jobs: 0.1, graphql: 0.2, ws: 0.05, raw: 0.1, poison: 0.08, stored: 0.05, storedChat: 0.03 };
+const SHARE = { chat: 0.14, responses: 0.05, models: 0.04, webhooks: 0.24, jobs: 0.1, graphql: 0.2, ws: 0.05, raw: 0.1, poison: 0.08, stored: 0.05, storedChat: 0.03, a2a: 0.15 };
 const runsOf = (k: keyof typeof SHARE) => Math.max(5, Math.round(RUNS * SHARE[k]));
 /** Per-test time limit, scaled with the run count (a liveness bound for a loaded machine, not a timing assertion). */
 const LIMIT = 120_000 + RUNS * 100;
@@ -79,6 +79,7 @@ describe("fuzz: generated hostile requests on every public route", () => {
   let inactive: CreatedTrigger;
   const accepted: string[] = [];
   const poisoned: string[] = [];
+  const a2a = { chat: "", job: "", jobKey: "", foreignKey: "", foreignTask: "", tasks: [] as string[] };
 
   beforeAll(async () => {
     process.on("uncaughtException", onEscaped);
@@ -100,6 +101,17 @@ describe("fuzz: generated hostile requests on every public route", () => {
       }`,
     });
     trg = await createTrigger(app.url, admin, scripted);
+    a2a.chat = chatAgent;
+    a2a.job = scripted;
+    a2a.jobKey = (await gql(app.url, admin, `mutation($a: ID!) { createApiKey(agentId: $a, name: "fuzz-a2a", rateLimitPerMinute: 100000) { key } }`, { a: scripted })).data!.createApiKey.key;
+    const foreignAgent = await createAgent(app.url, otherAdmin, { name: "foreign", script: "export default async function run() { return 1; }" });
+    a2a.foreignKey = (await gql(app.url, otherAdmin, `mutation($a: ID!) { createApiKey(agentId: $a, name: "f") { key } }`, { a: foreignAgent })).data!.createApiKey.key;
+    const foreignTask = await fetch(`${app.url}/api/a2a/${foreignAgent}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${a2a.foreignKey}`, "A2A-Version": "1.0" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "SendMessage", params: { message: { messageId: "m1", role: "ROLE_USER", parts: [{ text: "x" }] }, configuration: { returnImmediately: true } } }),
+    });
+    a2a.foreignTask = ((await foreignTask.json()) as { result: { task: { id: string } } }).result.task.id;
     open = await createTrigger(app.url, admin, scripted);
     await gql(app.url, admin, `mutation($id: ID!) { updateTrigger(id: $id, secretRequired: false) { id } }`, { id: open.id });
     inactive = await createTrigger(app.url, admin, scripted);
@@ -135,6 +147,68 @@ describe("fuzz: generated hostile requests on every public route", () => {
         check(path, res, `${method} ${path}`);
       }
     });
+  }, LIMIT);
+
+  it("A2A: malformed JSON-RPC, unknown methods, wrong versions, oversized parts, foreign tasks and keys; a flood of subscriptions", async () => {
+    const keyOf = (k: string): Record<string, string> =>
+      ({ own: { authorization: `Bearer ${apiKey}` }, "own-x": { "x-api-key": apiKey }, job: { authorization: `Bearer ${a2a.jobKey}` }, foreign: { authorization: `Bearer ${a2a.foreignKey}` }, bad: { authorization: "Bearer a2a_nope" }, none: {} })[k]!;
+    const ids = () => [...a2a.tasks, a2a.foreignTask, "job_0000", "tsk_0000"];
+    const collect = (a: Answer) => {
+      for (const m of a.body.matchAll(/"id":"((?:job|tsk)_[0-9A-Za-z]+)"/g)) if (m[1] !== a2a.foreignTask && !a2a.tasks.includes(m[1]!)) a2a.tasks.push(m[1]!);
+    };
+    await property(
+      "a2a",
+      12,
+      fc.record({
+        agent: fc.constantFrom("chat", "job", "job", "unknown", "odd"),
+        key: fc.constantFrom("own", "own-x", "job", "job", "foreign", "bad", "none"),
+        version: fc.oneof({ weight: 6, arbitrary: fc.constantFrom("", "1.0", "0.3", "1.0", "0.3.0") }, { weight: 1, arbitrary: fc.constantFrom("2.0", "0.2", "1", "x", "1.0.0") }),
+        body: a2aBody(ids),
+        odd: oddString,
+        card: fc.boolean(),
+      }),
+      async ({ agent, key, version, body, odd, card }) => {
+        const id = agent === "chat" ? a2a.chat : agent === "job" ? a2a.job : agent === "unknown" ? "agt_0000000000000000000000" : enc(odd);
+        const headers = { "content-type": "application/json", ...keyOf(agent === "chat" && key === "job" ? "own" : agent === "job" && key === "own" ? "job" : key), ...(version ? { "A2A-Version": version } : {}) };
+        const res = await send(app.url, { path: `/api/a2a/${id}`, method: "POST", headers, body });
+        // (An empty id is no agent route at all: the REST 404.)
+        const problems = id ? jsonRpcProblemsOf(res) : problemsOf("/api/a2a/", res);
+        if (problems.length > 0) throw new Error(`POST /api/a2a/${agent} (${key}, v${version}) → ${res.status}: ${problems.join("; ")}\n${res.body.slice(0, 600)}\nbody: ${String(body).slice(0, 300)}`);
+        collect(res);
+        if (card) {
+          const path = `/api/a2a/${id}/.well-known/${odd.length % 2 ? "agent.json" : "agent-card.json"}`;
+          check(path, await send(app.url, { path, method: "GET", headers: version ? { "A2A-Version": version } : {} }), `GET ${path}`);
+        }
+      },
+    );
+
+    // A flood of subscriptions, on running, ended, foreign and unknown tasks at once.
+    const rpc = (k: string, body: unknown) =>
+      send(app.url, { path: `/api/a2a/${a2a.job}`, method: "POST", headers: { "content-type": "application/json", "A2A-Version": "1.0", ...keyOf(k) }, body: JSON.stringify(body) });
+    const started = await rpc("job", { jsonrpc: "2.0", id: 1, method: "SendMessage", params: { message: { messageId: randomUUID(), role: "ROLE_USER", parts: [{ data: { flood: true } }] }, configuration: { returnImmediately: true } } });
+    const running = (JSON.parse(started.body) as { result: { task: { id: string } } }).result.task.id;
+    a2a.tasks.push(running);
+    const targets = [running, running, running, a2a.foreignTask, "job_0000", ...a2a.tasks.slice(0, 5)];
+    const flood = await Promise.all(Array.from({ length: 200 }, (_, i) => rpc(i % 7 === 0 ? "foreign" : "job", { jsonrpc: "2.0", id: i, method: "SubscribeToTask", params: { id: targets[i % targets.length] } })));
+    sent += flood.length;
+    for (const a of flood) {
+      const problems = jsonRpcProblemsOf(a);
+      if (problems.length > 0) throw new Error(`SubscribeToTask flood → ${a.status}: ${problems.join("; ")}\n${a.body.slice(0, 400)}`);
+    }
+
+    // Nothing lost: every task an answer named exists and ends (jobs done/failed, chat turns completed/failed).
+    const deadline = Date.now() + LIMIT / 2;
+    let open_: string[] = [];
+    do {
+      const { rows } = await app.runtime.pool.query<{ id: string; status: string | null; state: string | null }>(
+        "select t.id, j.status, t.state from a2a_tasks t left join jobs j on j.id = t.id where t.id = any($1::text[])",
+        [a2a.tasks],
+      );
+      expect(rows.map((r) => r.id).sort()).toEqual([...a2a.tasks].sort());
+      open_ = rows.filter((r) => (r.status !== null ? !["done", "failed"].includes(r.status) : r.state === "working")).map((r) => r.id);
+      if (open_.length > 0) await new Promise((r) => setTimeout(r, 500));
+    } while (open_.length > 0 && Date.now() < deadline);
+    expect(open_).toEqual([]);
   }, LIMIT);
 
   it("webhooks with every auth scheme, and the job endpoints", async () => {

@@ -1,0 +1,145 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "../../test/helpers/app.js";
+import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
+import { createAccount, gql } from "../../test/helpers/graphql.js";
+
+/**
+ * A2A JSON-RPC on the wire: the chat API's refusals (402, 429, thread_busy) with their HTTP
+ * status and chat error code, the spec's errors (versions, push configs, ended tasks, unknown
+ * contexts), historyLength, and a task followed from another API instance.
+ */
+describe("A2A JSON-RPC semantics", () => {
+  let app: TestApp;
+  let other: TestApp;
+  let fake: FakeUpstream;
+  let admin: string;
+  let agent: string;
+  let key: string;
+  let jobAgent: string;
+  let jobKey: string;
+
+  const rpc = async (base: string, agentId: string, k: string, method: string, params: unknown, version: string | null = "1.0") => {
+    const r = await fetch(`${base}/api/a2a/${agentId}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${k}`, ...(version ? { "A2A-Version": version } : {}) },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 7, method, params }),
+    });
+    const text = await r.text();
+    return { status: r.status, headers: r.headers, body: /event-stream/.test(r.headers.get("content-type") ?? "") ? text.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6))) : JSON.parse(text) };
+  };
+  const message = (text: string, extra: Record<string, unknown> = {}) => ({ message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }], ...extra } });
+  const newKey = async (token: string, agentId: string, limit?: number) =>
+    (await gql(app.url, token, `mutation($a: ID!, $r: Int) { createApiKey(agentId: $a, name: "k", rateLimitPerMinute: $r) { key } }`, { a: agentId, r: limit ?? null })).data!.createApiKey.key as string;
+
+  beforeAll(async () => {
+    fake = await startFakeUpstream();
+    const env = { PROVIDER_A_BASE_URL: fake.url, PROVIDER_A_API_KEY: "ka", PROVIDER_B_BASE_URL: fake.url, PROVIDER_B_API_KEY: "kb", UPSTREAM_MAX_RETRIES: "0", UPSTREAM_TIMEOUT_MS: "20000" };
+    app = await startTestApp({ worker: true, env });
+    // A second API instance on the same database and task queue (no worker of its own).
+    other = await startTestApp({ databaseUrl: app.databaseUrl, taskQueue: app.config.temporal.taskQueue, operatorToken: app.operatorToken, secretEncryptionKey: app.config.secretEncryptionKey.toString("base64"), env });
+    ({ adminToken: admin } = await createAccount(app.url, app.operatorToken, "a2a-proto", "10"));
+    agent = (await gql(app.url, admin, `mutation { createAgent(input: { name: "proto" }) { id } }`)).data!.createAgent.id;
+    key = await newKey(admin, agent);
+    jobAgent = (
+      await gql(app.url, admin, `mutation($s: String!) { createAgent(input: { name: "job", script: $s }) { id } }`, {
+        s: `export default async function run(input, ctx) { for (let i = 0; i < 4; i++) await ctx.chat({ messages: [{ role: "user", content: "#slow" }] }); return { ok: true }; }`,
+      })
+    ).data!.createAgent.id;
+    jobKey = await newKey(admin, jobAgent);
+  });
+  afterAll(async () => {
+    await other?.close();
+    await app?.close();
+    await fake?.close();
+  });
+
+  it("402, 429 and thread_busy keep the chat API's HTTP status and code (v1.0: ErrorInfo, v0.3: data.code)", async () => {
+    const poor = await createAccount(app.url, app.operatorToken, "a2a-poor", "0");
+    const poorAgent = (await gql(app.url, poor.adminToken, `mutation { createAgent(input: { name: "p" }) { id } }`)).data!.createAgent.id;
+    const poorKey = await newKey(poor.adminToken, poorAgent);
+    const broke = await rpc(app.url, poorAgent, poorKey, "SendMessage", message("hi"));
+    expect(broke.status).toBe(402);
+    expect(broke.body.error).toMatchObject({ code: -32000, data: [{ "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: "INSUFFICIENT_BALANCE", metadata: { code: "insufficient_balance", status: "402" } }] });
+    const legacy = await rpc(app.url, poorAgent, poorKey, "message/send", { message: { messageId: "m", role: "user", kind: "message", parts: [{ kind: "text", text: "hi" }] } }, null);
+    expect(legacy.status).toBe(402);
+    expect(legacy.body.error.data).toMatchObject({ code: "insufficient_balance", status: 402 });
+
+    const limited = await newKey(admin, agent, 1);
+    expect((await rpc(app.url, agent, limited, "SendMessage", message("one"))).status).toBe(200);
+    const second = await rpc(app.url, agent, limited, "SendMessage", message("two"));
+    expect(second.status).toBe(429);
+    expect(second.headers.get("retry-after")).toBeTruthy();
+    expect(second.body.error.data[0].metadata.code).toBe("rate_limit_exceeded");
+
+    const first = await rpc(app.url, agent, key, "SendMessage", message("open"));
+    const thread = first.body.result.task.contextId;
+    const [a, b] = await Promise.all([rpc(app.url, agent, key, "SendMessage", message("#slow", { contextId: thread })), rpc(app.url, agent, key, "SendMessage", message("#slow", { contextId: thread }))]);
+    expect([a.status, b.status].sort()).toEqual([200, 409]);
+    expect([a, b].find((x) => x.status === 409)!.body.error.data[0].metadata.code).toBe("thread_busy");
+  });
+
+  it("the spec's errors: unsupported version, push configs, an ended task, an unknown context; historyLength", async () => {
+    const v = await rpc(app.url, agent, key, "GetTask", { id: "x" }, "2.0");
+    expect(v.body.error.code).toBe(-32009);
+    for (const method of ["CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig"]) {
+      const r = await rpc(app.url, agent, key, method, { taskId: "x", id: "y", url: "https://example.com/hook" });
+      expect(r.body.error.code, method).toBe(-32003);
+    }
+    // A push config given with a message is kept for the delivery engine.
+    const withPush = await rpc(app.url, agent, key, "SendMessage", { ...message("hello"), configuration: { taskPushNotificationConfig: { url: "https://example.com/hook", token: "tok" } } });
+    const task = withPush.body.result.task;
+    const stored = await app.runtime.pool.query("select url, token from a2a_push_configs where task_id = $1", [task.id]);
+    expect(stored.rows).toEqual([{ url: "https://example.com/hook", token: "tok" }]);
+
+    const ended = await rpc(app.url, agent, key, "SendMessage", message("more", { taskId: task.id }));
+    expect(ended.body.error.code).toBe(-32004);
+    const unknownTask = await rpc(app.url, agent, key, "SendMessage", message("more", { taskId: "tsk_unknown" }));
+    expect(unknownTask.body.error.code).toBe(-32001);
+    const unknownContext = await rpc(app.url, agent, key, "SendMessage", message("more", { contextId: "thr_unknown" }));
+    expect(unknownContext.body.error).toMatchObject({ code: -32602, data: [{ metadata: { code: "thread_not_found" } }] });
+
+    const none = await rpc(app.url, agent, key, "GetTask", { id: task.id, historyLength: 0 });
+    expect(none.body.result.history ?? []).toEqual([]);
+    const all = await rpc(app.url, agent, key, "GetTask", { id: task.id });
+    expect(all.body.result.history.map((m: { role: string }) => m.role)).toEqual(["ROLE_USER", "ROLE_AGENT"]);
+    expect((await rpc(app.url, agent, key, "CancelTask", { id: task.id })).body.error.code).toBe(-32002);
+    expect((await rpc(app.url, agent, key, "SubscribeToTask", { id: task.id })).body.error.code).toBe(-32004);
+    expect((await rpc(app.url, agent, key, "NoSuchMethod", {})).body.error.code).toBe(-32601);
+  });
+
+  it("text PostgreSQL cannot store (NUL, lone surrogates) in ids and messages is Invalid params, never a 500", async () => {
+    const nul = "a\u0000b";
+    const cases: [string, string, string, unknown][] = [
+      [agent, key, "GetTask", { id: nul }],
+      [agent, key, "SubscribeToTask", { id: nul }],
+      [agent, key, "CancelTask", { id: nul }],
+      [agent, key, "SendMessage", message("hi", { contextId: nul })],
+      [agent, key, "SendMessage", message(`hi ${nul}`)],
+      [jobAgent, jobKey, "SendMessage", { message: { messageId: nul, role: "ROLE_USER", parts: [{ text: "x" }] }, configuration: { returnImmediately: true } }],
+      [jobAgent, jobKey, "SendMessage", { message: { messageId: "m-nul", role: "ROLE_USER", parts: [{ data: { s: nul } }] }, configuration: { returnImmediately: true } }],
+      [agent, key, "ListTasks", { contextId: nul }],
+      [jobAgent, jobKey, "SendMessage", { message: { messageId: "m-surrogate", role: "ROLE_USER", parts: [{ data: { s: "\ud800" } }] }, configuration: { returnImmediately: true } }],
+    ];
+    for (const [a, k, method, params] of cases) {
+      const r = await rpc(app.url, a, k, method, params);
+      expect(r.status, `${method} ${JSON.stringify(params)}`).toBeLessThan(500);
+      expect(r.body.error?.code ?? r.body[0]?.error?.code, `${method} ${JSON.stringify(params)}`).toBe(-32602);
+    }
+  });
+
+  it("a task started on one API instance is followed to its end from the other (job events and chat task NOTIFYs cross instances)", async () => {
+    const started = await rpc(app.url, jobAgent, jobKey, "SendMessage", { ...message("go"), configuration: { returnImmediately: true } });
+    const id = started.body.result.task.id;
+    const events = await rpc(other.url, jobAgent, jobKey, "SubscribeToTask", { id });
+    expect(events.status).toBe(200);
+    expect(events.body[0].result.task.id).toBe(id);
+    expect(events.body.at(-1).result.statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(events.body.some((e: any) => e.result.artifactUpdate?.artifact.parts[0].data.ok === true)).toBe(true);
+
+    const chat = await rpc(app.url, agent, key, "SendMessage", { ...message("#slow"), configuration: { returnImmediately: true } });
+    expect(chat.body.result.task.status.state).toBe("TASK_STATE_WORKING");
+    const followed = await rpc(other.url, agent, key, "SubscribeToTask", { id: chat.body.result.task.id });
+    expect(followed.body.at(-1).result.statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(followed.body.some((e: any) => e.result.artifactUpdate?.artifact.parts[0].text === "Hello from A")).toBe(true);
+  });
+});

@@ -1,0 +1,90 @@
+import { createHash } from "node:crypto";
+import { AgentCard, type AgentSkill } from "@a2a-js/sdk";
+import type { PublicAgent } from "../agents/agent-info.js";
+
+/**
+ * An agent's public card (DESIGN §15): the v1.0 card, and the v0.3 card (with the v1.0
+ * interfaces embedded, as the official SDK serves it) for clients that ask for 0.3 or nothing.
+ * Both name the key as HTTP bearer and as `X-API-Key`, in securitySchemes and requirements.
+ */
+
+export const agentBaseUrl = (publicBaseUrl: string, agentId: string) => `${publicBaseUrl}/api/a2a/${agentId}`;
+
+function skillOf(agent: PublicAgent): Pick<AgentSkill, "id" | "name" | "description" | "tags" | "examples" | "inputModes" | "outputModes"> {
+  return agent.automation
+    ? {
+        id: "run",
+        name: "Run",
+        description: `Starts a run of ${agent.name}: a data part is the run's input, text alone becomes {"text": …}; the task's artifact is the run's result.`,
+        tags: ["automation"],
+        examples: [],
+        inputModes: ["application/json", "text/plain"],
+        outputModes: ["application/json"],
+      }
+    : {
+        id: "chat",
+        name: "Chat",
+        description: `A chat turn with ${agent.name}; the context id is the conversation's thread id.`,
+        tags: ["chat"],
+        examples: [],
+        inputModes: ["text/plain", "application/json", "image/png", "image/jpeg", "image/webp", "image/gif"],
+        outputModes: ["text/plain"],
+      };
+}
+
+const description = (agent: PublicAgent) => `${agent.name} (${agent.automation ? "automation" : "chat"} agent on Agent Gateway)`;
+const KEY_HELP = "The agent's API key (a2a_…)";
+
+export function v1Card(agent: PublicAgent, publicBaseUrl: string): Record<string, unknown> {
+  const url = agentBaseUrl(publicBaseUrl, agent.id);
+  const skill = skillOf(agent);
+  // Through the SDK's codec, so the body is exactly the protobuf JSON form clients parse.
+  const card = AgentCard.fromJSON({
+    name: agent.name,
+    description: description(agent),
+    version: agent.updatedAt.toISOString(),
+    supportedInterfaces: [
+      { url, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+      { url, protocolBinding: "JSONRPC", protocolVersion: "0.3" },
+    ],
+    capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: false },
+    securitySchemes: {
+      bearer: { httpAuthSecurityScheme: { scheme: "bearer", description: KEY_HELP } },
+      apiKey: { apiKeySecurityScheme: { location: "header", name: "X-API-Key", description: KEY_HELP } },
+    },
+    securityRequirements: [{ schemes: { bearer: { list: [] } } }, { schemes: { apiKey: { list: [] } } }],
+    defaultInputModes: skill.inputModes,
+    defaultOutputModes: skill.outputModes,
+    skills: [skill],
+  });
+  return AgentCard.toJSON(card) as Record<string, unknown>;
+}
+
+/** The v0.3 card; `embedV1` adds the v1.0 interfaces (what a client that sent no version gets). */
+export function v03Card(agent: PublicAgent, publicBaseUrl: string, embedV1: boolean): Record<string, unknown> {
+  const url = agentBaseUrl(publicBaseUrl, agent.id);
+  const skill = skillOf(agent);
+  const v1 = v1Card(agent, publicBaseUrl);
+  return {
+    protocolVersion: "0.3.0",
+    name: agent.name,
+    description: description(agent),
+    version: agent.updatedAt.toISOString(),
+    url,
+    preferredTransport: "JSONRPC",
+    capabilities: { streaming: true, pushNotifications: false },
+    securitySchemes: {
+      bearer: { type: "http", scheme: "bearer", description: KEY_HELP },
+      apiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: KEY_HELP },
+    },
+    security: [{ bearer: [] }, { apiKey: [] }],
+    defaultInputModes: skill.inputModes,
+    defaultOutputModes: skill.outputModes,
+    skills: [skill],
+    supportsAuthenticatedExtendedCard: false,
+    ...(embedV1 ? { supportedInterfaces: v1.supportedInterfaces } : {}),
+  };
+}
+
+/** A strong ETag of the exact body sent. */
+export const etagOf = (body: string) => `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`;

@@ -1,0 +1,85 @@
+import type { Message } from "@a2a-js/sdk";
+import { AppError } from "../errors/app-error.js";
+import { chooseModel, executeTurn } from "../chat/engine.js";
+import { parseChatRequest } from "../chat/request.js";
+import type { RateLimitState } from "../chat/rate-limit.js";
+import { checkModelOptions } from "../providers/index.js";
+import type { KeyPrincipal } from "../keys/auth.js";
+import type { Runtime } from "../runtime/runtime.js";
+import { chatContent, storedRequest } from "./mapping.js";
+import { finishChatTask, insertChatTask } from "./store.js";
+
+/**
+ * A chat agent's A2A message is a chat turn on the context's thread, through the chat API's own
+ * engine (validation, rate limit, hold, thread lease, billing, stored messages). The task record
+ * is written once the turn is accepted, so a refused turn (402, 429, thread_busy) is an error
+ * and no task; its end is written when the turn ends, whoever is still listening.
+ */
+
+export interface StartedChatTask {
+  taskId: string;
+  contextId: string;
+  /** Settles when the task's end is stored. */
+  done: Promise<void>;
+}
+
+/** Turns in flight in this process, so CancelTask can stop them. */
+const running = new Map<string, AbortController>();
+
+export function cancelLocalChatTask(taskId: string): boolean {
+  const c = running.get(taskId);
+  if (!c) return false;
+  c.abort();
+  return true;
+}
+
+export async function startChatTask(
+  runtime: Runtime,
+  principal: KeyPrincipal,
+  message: Message,
+  hooks: { onRateLimit?: (s: RateLimitState) => void; onDelta?: (text: string) => void; blocking?: boolean } = {},
+): Promise<StartedChatTask> {
+  const chat = parseChatRequest({ messages: [{ role: "user", content: chatContent(message) }], ...(message.contextId ? { thread_id: message.contextId } : {}) });
+  const model = chooseModel(principal.agent, null);
+  checkModelOptions(runtime.config, model, chat, chat.messages, (_i, j) => `message.parts[${j}]`);
+  const abort = new AbortController();
+  let accepted!: (info: { threadId: string }) => void;
+  const started = new Promise<{ threadId: string }>((resolve) => (accepted = resolve));
+  const turn = executeTurn(
+    runtime,
+    {
+      agent: principal.agent,
+      keyId: principal.keyId,
+      threadId: chat.threadId,
+      messages: chat.messages,
+      maxTokens: chat.maxTokens,
+      rateLimit: { keyId: principal.keyId, limit: principal.rateLimitPerMinute, onState: hooks.onRateLimit },
+    },
+    { stream: hooks.onDelta !== undefined, onStart: accepted, onDelta: hooks.onDelta, signal: abort.signal },
+  );
+  // Refused before it started (402, 429, thread_busy, an unknown thread): the caller's error.
+  const { threadId } = await Promise.race([started, turn.then(() => started)]);
+  const inserted = insertChatTask(runtime.pool, { accountId: principal.agent.accountId, agentId: principal.agent.id, contextId: threadId, request: storedRequest(message, true), durable: !hooks.blocking });
+  let ended = false;
+  const end = async (state: "completed" | "failed" | "canceled", answer: string | null, error: string | null) => {
+    ended = true;
+    const taskId = await inserted;
+    running.delete(taskId);
+    await finishChatTask(runtime.pool, taskId, { state, answer, error });
+  };
+  const done = turn.then(
+    (r) => end(abort.signal.aborted ? "canceled" : "completed", r.content, abort.signal.aborted ? "Canceled by the client" : null),
+    (err: unknown) =>
+      end(abort.signal.aborted ? "canceled" : "failed", null, abort.signal.aborted ? "Canceled by the client" : err instanceof AppError ? err.message : "The turn failed"),
+  );
+  done.catch((err) => runtime.log.error({ err }, "could not store the end of an A2A chat task"));
+  let taskId: string;
+  try {
+    taskId = await inserted;
+  } catch (err) {
+    abort.abort();
+    throw err;
+  }
+  if (!ended) running.set(taskId, abort);
+  return { taskId, contextId: threadId, done: done.catch(() => {}) };
+}

@@ -1,0 +1,354 @@
+import type {
+  AgentCard,
+  CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetTaskPushNotificationConfigRequest,
+  GetTaskRequest,
+  ListTaskPushNotificationConfigsRequest,
+  ListTaskPushNotificationConfigsResponse,
+  ListTasksRequest,
+  ListTasksResponse,
+  Message,
+  SendMessageRequest,
+  StreamResponse,
+  SubscribeToTaskRequest,
+  Task,
+  TaskPushNotificationConfig,
+} from "@a2a-js/sdk";
+
+import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server";
+import { PushNotificationNotSupportedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from "@a2a-js/sdk/errors";
+import { Repeater } from "@graphql-yoga/subscription";
+import { AppError } from "../errors/app-error.js";
+import { unavailableError } from "../errors/unavailable.js";
+import { unstorableTextError } from "../errors/unstorable.js";
+import { decodeCursor, encodeCursor } from "../graphql/cursor.js";
+import { newId } from "../infra/ids.js";
+import { startAgentJob } from "../agent-jobs/start.js";
+import { cancelJob } from "../jobs/control.js";
+import { waitForJob } from "../jobs/wait.js";
+import type { KeyPrincipal } from "../keys/auth.js";
+import type { RateLimitState } from "../chat/rate-limit.js";
+import type { Runtime } from "../runtime/runtime.js";
+import { cancelLocalChatTask, startChatTask } from "./chat-task.js";
+import { jobPayload, stateName, storedRequest, textPart, toTask, type TaskView } from "./mapping.js";
+import { A2A_TASK_CHANNEL, findTask, insertJobTask, listTasks, savePushConfig, TERMINAL_STATES, type TaskRow } from "./store.js";
+
+/** What the route hands the handler with each request (in the SDK's per-request context). */
+export interface CallState {
+  principal: KeyPrincipal;
+  onRateLimit: (s: RateLimitState) => void;
+  /** Set when the call failed with an AppError, so the route answers with its status and code. */
+  failure?: AppError;
+  /** Set once the SDK has parsed the request and handed it to this handler. */
+  entered?: boolean;
+}
+export const CALL_STATE = "agw";
+
+/** A blocking SendMessage waits at most this long (under the proxy's 300 s), then answers with the task as it is. */
+const BLOCKING_WAIT_MS = 240_000;
+/** A stream on a task closes after this long without the end (the client subscribes again). */
+const STREAM_MAX_MS = 3_600_000;
+const CHAT_POLL_MS = 5_000;
+const MAX_PAGE = 100;
+
+const isTerminal = (row: TaskRow) => TERMINAL_STATES.includes(row.state);
+const statusEvent = (task: Task): StreamResponse => ({ payload: { $case: "statusUpdate", value: { taskId: task.id, contextId: task.contextId, status: task.status, metadata: undefined } } });
+const taskEvent = (task: Task): StreamResponse => ({ payload: { $case: "task", value: task } });
+
+/**
+ * Notes a gateway error for the route (the SDK would report it as an internal error). Text
+ * PostgreSQL cannot store and a database outage are the same 400 / 503 as on every other route.
+ */
+function noteFailure(s: CallState, err: unknown): unknown {
+  const known = err instanceof AppError ? err : (unstorableTextError(err) ?? unavailableError(err));
+  if (known) s.failure = known;
+  return known ?? err;
+}
+
+function callState(context: ServerCallContext): CallState {
+  const s = context.state.get(CALL_STATE) as CallState | undefined;
+  if (!s) throw new Error("A2A call without its call state");
+  return s;
+}
+
+export class GatewayA2AHandler implements A2ARequestHandler {
+  constructor(
+    private readonly runtime: Runtime,
+    /** The card as the SDK's transports read it (versions, capabilities). */
+    private readonly card: () => Promise<AgentCard>,
+  ) {}
+
+  getAgentCard(): Promise<AgentCard> {
+    return this.card();
+  }
+
+  async getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
+    throw new UnsupportedOperationError("This agent has no extended agent card");
+  }
+
+  /** Runs a call, noting an AppError for the route (the SDK would report it as an internal error). */
+  private async guard<T>(context: ServerCallContext, fn: (s: CallState) => Promise<T>): Promise<T> {
+    const s = callState(context);
+    s.entered = true;
+    try {
+      return await fn(s);
+    } catch (err) {
+      throw noteFailure(s, err);
+    }
+  }
+
+  private async task(s: CallState, id: string): Promise<TaskRow> {
+    const row = id ? await findTask(this.runtime.pool, s.principal.agent.accountId, s.principal.agent.id, id) : undefined;
+    if (!row) throw new TaskNotFoundError(`Task ${id} not found`);
+    return row;
+  }
+
+  private async reread(s: CallState, id: string, view: TaskView = {}): Promise<Task> {
+    return toTask(await this.task(s, id), view);
+  }
+
+  private checkMessage(params: SendMessageRequest): Message {
+    const m = params.message;
+    if (!m) throw new AppError("validation_failed", "message is required", { param: "message" });
+    if (!m.messageId) throw new AppError("validation_failed", "message.messageId is required", { param: "message.messageId" });
+    if (m.parts.length === 0) throw new AppError("validation_failed", "message.parts must contain at least one part", { param: "message.parts" });
+    return m;
+  }
+
+  /** A message that names a task continues it only while it runs; A2A rejects messages to ended tasks. */
+  private async refuseFollowUp(s: CallState, m: Message): Promise<void> {
+    if (!m.taskId) return;
+    const row = await this.task(s, m.taskId);
+    if (isTerminal(row)) throw new UnsupportedOperationError(`Task ${m.taskId} is ${row.state}: it takes no more messages; send a new message with contextId ${row.contextId}`);
+    throw new UnsupportedOperationError(`Task ${m.taskId} is still ${row.state}; wait for it to end, then send a new message with contextId ${row.contextId}`);
+  }
+
+  private async keepPushConfig(params: SendMessageRequest, taskId: string): Promise<void> {
+    const c = params.configuration?.taskPushNotificationConfig;
+    if (!c?.url) return;
+    await savePushConfig(this.runtime.pool, taskId, { url: c.url, token: c.token || null, authentication: c.authentication ? { scheme: c.authentication.scheme, credentials: c.authentication.credentials } : null });
+  }
+
+  /** Starts the task of a message: a chat turn or a job. */
+  private async start(s: CallState, params: SendMessageRequest, onDelta?: (text: string) => void): Promise<{ taskId: string; done?: Promise<void> }> {
+    const blocking = onDelta === undefined && !params.configuration?.returnImmediately;
+    const m = this.checkMessage(params);
+    await this.refuseFollowUp(s, m);
+    const { principal } = s;
+    if (!principal.automation) {
+      const t = await startChatTask(this.runtime, principal, m, { onRateLimit: s.onRateLimit, onDelta, blocking });
+      await this.keepPushConfig(params, t.taskId);
+      return { taskId: t.taskId, done: t.done };
+    }
+    const payloadText = JSON.stringify(jobPayload(m));
+    const { accountId, id: agentId } = principal.agent;
+    const job = await startAgentJob(this.runtime, { accountId, agentId, source: "a2a", payloadText, idempotencyKey: m.messageId });
+    await insertJobTask(this.runtime.pool, { jobId: job.jobId, accountId, agentId, contextId: m.contextId || newId("ctx"), request: storedRequest(m, false) });
+    if (job.created) await this.keepPushConfig(params, job.jobId);
+    return { taskId: job.jobId };
+  }
+
+  /** Waits for a task's end (or the deadline / the signal), telling `onState` each state seen. */
+  private async follow(s: CallState, row: TaskRow, until: Date, signal: AbortSignal, onState?: (row: TaskRow) => void | Promise<void>): Promise<void> {
+    const { accountId, id: agentId } = s.principal.agent;
+    if (row.kind === "job") {
+      let last = row.state;
+      await waitForJob(this.runtime, accountId, row.id, {
+        until,
+        signal,
+        onStatus: async () => {
+          const now = await findTask(this.runtime.pool, accountId, agentId, row.id);
+          if (now && now.state !== last) {
+            last = now.state;
+            await onState?.(now);
+          }
+        },
+      });
+      return;
+    }
+    // A chat task: its end is NOTIFYed; a slow poll also catches an interrupted turn.
+    let wake!: () => void;
+    let woken = new Promise<void>((r) => (wake = r));
+    const off = await this.runtime.events.subscribe(A2A_TASK_CHANNEL, (payload) => {
+      if (payload.includes(`"${row.id}"`)) wake();
+    });
+    const timer = setInterval(() => wake(), CHAT_POLL_MS);
+    const stop = () => wake();
+    signal.addEventListener("abort", stop, { once: true });
+    try {
+      while (!signal.aborted && Date.now() < until.getTime()) {
+        const now = await findTask(this.runtime.pool, accountId, agentId, row.id);
+        if (!now) return;
+        if (now.state !== row.state || isTerminal(now)) {
+          await onState?.(now);
+          if (isTerminal(now)) return;
+        }
+        await woken;
+        woken = new Promise<void>((r) => (wake = r));
+      }
+    } finally {
+      off();
+      clearInterval(timer);
+      signal.removeEventListener("abort", stop);
+    }
+  }
+
+  async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Task> {
+    return this.guard(context, async (s) => {
+      const { taskId, done } = await this.start(s, params);
+      const view = { historyLength: params.configuration?.historyLength };
+      if (params.configuration?.returnImmediately) return this.reread(s, taskId, view);
+      if (done) await Promise.race([done, new Promise((r) => setTimeout(r, BLOCKING_WAIT_MS).unref())]);
+      else {
+        const row = await this.task(s, taskId);
+        if (!isTerminal(row)) await this.follow(s, row, new Date(Date.now() + BLOCKING_WAIT_MS), new AbortController().signal);
+      }
+      return this.reread(s, taskId, view);
+    });
+  }
+
+  sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    return this.stream(context, async (s, push, signal) => {
+      let chunks = 0;
+      let taskPushed = false;
+      const early: string[] = [];
+      const artifact = (text: string, lastChunk: boolean, task: { id: string; contextId: string }): StreamResponse => ({
+        payload: {
+          $case: "artifactUpdate",
+          value: { taskId: task.id, contextId: task.contextId, artifact: { artifactId: "answer", name: "answer", description: "", parts: [textPart(text)], metadata: undefined, extensions: [] }, append: chunks++ > 0, lastChunk, metadata: undefined },
+        },
+      });
+      let current: Task | undefined;
+      const onDelta = (text: string) => {
+        if (!taskPushed || !current) early.push(text);
+        else void push(artifact(text, false, current));
+      };
+      const { taskId, done } = await this.start(s, params, onDelta);
+      const row = await this.task(s, taskId);
+      current = toTask(row, { historyLength: params.configuration?.historyLength });
+      await push(taskEvent(current));
+      taskPushed = true;
+      if (early.length) await push(artifact(early.splice(0).join(""), false, current));
+      await this.streamToEnd(s, row, push, signal, done, () => chunks);
+    });
+  }
+
+  resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    return this.stream(context, async (s, push, signal) => {
+      const row = await this.task(s, params.id);
+      if (isTerminal(row)) throw new UnsupportedOperationError(`Task ${row.id} is ${row.state}: there is nothing left to subscribe to (use GetTask)`);
+      await push(taskEvent(toTask(row)));
+      await this.streamToEnd(s, row, push, signal, undefined, () => 0);
+    });
+  }
+
+  /** Status updates until the end; then the artifact (if not streamed already) and the final status. */
+  private async streamToEnd(s: CallState, row: TaskRow, push: (e: StreamResponse) => Promise<unknown>, signal: AbortSignal, done: Promise<void> | undefined, chunksSent: () => number): Promise<void> {
+    let last: TaskRow | undefined;
+    if (done) {
+      await Promise.race([done, new Promise<void>((r) => signal.addEventListener("abort", () => r(), { once: true }))]);
+      last = await findTask(this.runtime.pool, s.principal.agent.accountId, s.principal.agent.id, row.id);
+    } else {
+      await this.follow(s, row, new Date(Date.now() + STREAM_MAX_MS), signal, async (now) => {
+        last = now;
+        if (!isTerminal(now)) await push(statusEvent(toTask(now)));
+      });
+    }
+    if (!last || !isTerminal(last) || signal.aborted) return;
+    const final = toTask(last);
+    const a = final.artifacts[0];
+    if (a) await push({ payload: { $case: "artifactUpdate", value: { taskId: final.id, contextId: final.contextId, artifact: chunksSent() > 0 ? { ...a, parts: [textPart("")] } : a, append: chunksSent() > 0, lastChunk: true, metadata: undefined } } });
+    await push(statusEvent(final));
+  }
+
+  /** An SSE stream as an async generator; errors before the first event reach the route as errors. */
+  private stream(context: ServerCallContext, body: (s: CallState, push: (e: StreamResponse) => Promise<unknown>, signal: AbortSignal) => Promise<void>): AsyncGenerator<StreamResponse, void, undefined> {
+    const s = callState(context);
+    s.entered = true;
+    const repeater = new Repeater<StreamResponse>(async (push, stop) => {
+      const abort = new AbortController();
+      void stop.then(() => abort.abort());
+      try {
+        await body(s, push, abort.signal);
+        stop();
+      } catch (err) {
+        stop(noteFailure(s, err));
+      }
+    });
+    return (async function* () {
+      yield* repeater;
+    })();
+  }
+
+  async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
+    return this.guard(context, async (s) => {
+      if (params.historyLength !== undefined && params.historyLength < 0) throw new AppError("validation_failed", "historyLength must be 0 or more", { param: "historyLength" });
+      return this.reread(s, params.id, { historyLength: params.historyLength });
+    });
+  }
+
+  async listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
+    return this.guard(context, async (s) => {
+      const size = params.pageSize ?? 50;
+      if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE) throw new AppError("validation_failed", `pageSize must be between 1 and ${MAX_PAGE}`, { param: "pageSize" });
+      let before: readonly [number, string] | undefined;
+      try {
+        before = params.pageToken ? decodeCursor(params.pageToken, ["number", "string"] as const) : undefined;
+      } catch {
+        throw new AppError("validation_failed", "pageToken is not a nextPageToken of this list", { param: "pageToken" });
+      }
+      const state = params.status ? stateName(params.status) : undefined;
+      if (params.status && !state) throw new AppError("validation_failed", "status is not a task state this agent uses", { param: "status" });
+      const statusAfter = params.statusTimestampAfter ? new Date(params.statusTimestampAfter) : undefined;
+      if (statusAfter && Number.isNaN(statusAfter.getTime())) throw new AppError("validation_failed", "statusTimestampAfter is not a timestamp", { param: "statusTimestampAfter" });
+      const { accountId, id: agentId } = s.principal.agent;
+      const { rows, total } = await listTasks(this.runtime.pool, accountId, agentId, { contextId: params.contextId || undefined, state, statusAfter, before }, size + 1);
+      const page = rows.slice(0, size);
+      const last = page.at(-1);
+      return {
+        tasks: page.map((r) => toTask(r, { historyLength: params.historyLength, includeArtifacts: params.includeArtifacts === true })),
+        nextPageToken: rows.length > size && last ? encodeCursor([Number(last.cursorUs), last.id]) : "",
+        pageSize: size,
+        totalSize: total,
+      };
+    });
+  }
+
+  async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
+    return this.guard(context, async (s) => {
+      const row = await this.task(s, params.id);
+      if (isTerminal(row)) throw new TaskNotCancelableError(`Task ${row.id} is already ${row.state}`);
+      if (row.kind === "job") {
+        try {
+          await cancelJob(this.runtime, s.principal.agent.accountId, row.id);
+        } catch (err) {
+          if (err instanceof AppError && err.code === "job_finished") throw new TaskNotCancelableError(`Task ${row.id} has already ended`);
+          throw err;
+        }
+        return this.reread(s, row.id);
+      }
+      // A chat turn can be stopped by the instance that runs it.
+      if (!cancelLocalChatTask(row.id)) throw new TaskNotCancelableError(`Task ${row.id} is a chat turn running elsewhere; it cannot be canceled now`);
+      const until = new Date(Date.now() + 30_000);
+      await this.follow(s, row, until, new AbortController().signal, () => {});
+      return this.reread(s, row.id);
+    });
+  }
+
+  // Push notifications are not delivered yet (DESIGN §17, issue 19): the card says so, and A2A
+  // then requires PushNotificationNotSupportedError from the config methods.
+  async createTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
+    throw new PushNotificationNotSupportedError("Push notifications are not supported by this agent yet");
+  }
+  async getTaskPushNotificationConfig(_p: GetTaskPushNotificationConfigRequest): Promise<TaskPushNotificationConfig> {
+    throw new PushNotificationNotSupportedError("Push notifications are not supported by this agent yet");
+  }
+  async listTaskPushNotificationConfigs(_p: ListTaskPushNotificationConfigsRequest): Promise<ListTaskPushNotificationConfigsResponse> {
+    throw new PushNotificationNotSupportedError("Push notifications are not supported by this agent yet");
+  }
+  async deleteTaskPushNotificationConfig(_p: DeleteTaskPushNotificationConfigRequest): Promise<void> {
+    throw new PushNotificationNotSupportedError("Push notifications are not supported by this agent yet");
+  }
+}
+

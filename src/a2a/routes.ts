@@ -1,0 +1,203 @@
+import express, { type ErrorRequestHandler, type Request, type Response } from "express";
+import { AgentCard, formatSSEEvent } from "@a2a-js/sdk";
+import { defaultServerCallContextBuilder, JsonRpcTransportHandler, validateVersion, type User } from "@a2a-js/sdk/server";
+import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server";
+import { A2AError } from "@a2a-js/sdk/errors";
+import { AppError } from "../errors/app-error.js";
+import { findPublicAgent, type PublicAgent } from "../agents/agent-info.js";
+import { agentKeyAuth } from "../keys/agent-key.js";
+import { rateLimitHeaders } from "../chat/rate-limit.js";
+import { SseResponse } from "../chat/sse.js";
+import type { RouteModule } from "../http/server.js";
+import type { Runtime } from "../runtime/runtime.js";
+import { etagOf, v03Card, v1Card } from "./card.js";
+import { appErrorToJsonRpc, internalJsonRpcError, INTERNAL_ERROR, INVALID_PARAMS, type JsonRpcError } from "./errors.js";
+import { CALL_STATE, GatewayA2AHandler, type CallState } from "./handler.js";
+
+/**
+ * Every agent is an A2A server at /api/a2a/<agent_id> (DESIGN §15): its public card, and the
+ * JSON-RPC binding in v1.0 and v0.3 (chosen by the A2A-Version header; absent means 0.3). The
+ * official SDK's transport handlers parse, validate and serialize both versions; the gateway's
+ * handler (handler.ts) does the work; this module authenticates, picks the version and writes
+ * the HTTP answer (JSON or SSE).
+ */
+
+const MAX_BODY = "8mb";
+const HEARTBEAT_MS = 15_000;
+const CARD_MAX_AGE = 300;
+
+async function publicAgent(runtime: Runtime, id: string): Promise<PublicAgent> {
+  const agent = typeof id === "string" && id.length <= 100 ? await findPublicAgent(runtime.pool, id) : undefined;
+  if (!agent) throw new AppError("not_found", "Agent not found");
+  return agent;
+}
+
+const isLegacy = (version: string) => /^0\.3(\.\d+)?$/.test(version.trim());
+
+export const a2aRoutes: RouteModule = (runtime) => {
+  const router = express.Router();
+  const auth = agentKeyAuth(runtime);
+
+  const card = (legacyOnly: boolean) => async (req: Request, res: Response) => {
+    const agent = await publicAgent(runtime, String(req.params.agentId));
+    const v1 = !legacyOnly && !isLegacy(req.get("a2a-version") || "0.3");
+    const body = JSON.stringify(v1 ? v1Card(agent, runtime.config.publicBaseUrl) : v03Card(agent, runtime.config.publicBaseUrl, !legacyOnly));
+    res.setHeader("ETag", etagOf(body));
+    res.setHeader("Cache-Control", `public, max-age=${CARD_MAX_AGE}`);
+    res.setHeader("Vary", "A2A-Version");
+    if (req.fresh) {
+      res.status(304).end();
+      return;
+    }
+    res.type("application/json").send(body);
+  };
+  router.get("/api/a2a/:agentId/.well-known/agent-card.json", card(false));
+  router.get("/api/a2a/:agentId/.well-known/agent.json", card(true));
+
+  // What the SDK's transports read of the card on each call (the versions and streaming) is the
+  // same for every agent: no database read per call for it.
+  const capabilities = AgentCard.fromJSON({
+    supportedInterfaces: [
+      { url: runtime.config.publicBaseUrl, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+      { url: runtime.config.publicBaseUrl, protocolBinding: "JSONRPC", protocolVersion: "0.3" },
+    ],
+    capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: false },
+  });
+  const handler = new GatewayA2AHandler(runtime, async () => capabilities);
+
+  const reply = (res: Response, legacy: boolean, id: unknown, err: unknown, fallback?: JsonRpcError) => {
+    let status = 200;
+    let error: JsonRpcError;
+    if (err instanceof AppError) {
+      ({ httpStatus: status, error } = appErrorToJsonRpc(err, legacy));
+      for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
+      if (err.status === 401) res.setHeader("WWW-Authenticate", 'Bearer realm="a2a"');
+    } else if (fallback) error = fallback;
+    else if (err instanceof A2AError) error = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(err) : JsonRpcTransportHandler.mapToJSONRPCError(err);
+    else {
+      runtime.log.error({ err }, "A2A call failed");
+      status = 500;
+      error = internalJsonRpcError();
+    }
+    res.status(status).json({ jsonrpc: "2.0", id: id ?? null, error });
+  };
+
+  router.post(
+    "/api/a2a/:agentId",
+    async (req, res, next) => {
+      // The key first, before the body is read: a caller without one learns nothing else.
+      const state: Partial<CallState> = {};
+      try {
+        state.principal = await auth(req, String(req.params.agentId));
+      } catch (err) {
+        reply(res, isLegacy(req.get("a2a-version") || "0.3"), null, err);
+        return;
+      }
+      res.locals[CALL_STATE] = state;
+      next();
+    },
+    express.json({ limit: MAX_BODY, type: () => true }),
+    async (req, res) => {
+      const version = req.get("a2a-version") || "0.3";
+      const legacy = isLegacy(version);
+      const body = req.body as { id?: unknown; method?: unknown } | undefined;
+      const rpcId = typeof body === "object" && body !== null && (typeof body.id === "string" || typeof body.id === "number") ? body.id : null;
+      try {
+        validateVersion(version, capabilities, "JSONRPC");
+      } catch (err) {
+        reply(res, false, rpcId, err);
+        return;
+      }
+      const state = res.locals[CALL_STATE] as CallState;
+      state.onRateLimit = (s) => {
+        if (res.headersSent) return;
+        const h = rateLimitHeaders(s);
+        for (const k in h) res.setHeader(k, h[k]!);
+      };
+      const user: User = { isAuthenticated: true, userName: state.principal.keyId };
+      const context = defaultServerCallContextBuilder({ extensions: undefined, user, headers: req.headers, requestedVersion: version });
+      context.state.set(CALL_STATE, state);
+      const transport = legacy ? new LegacyJsonRpcTransportHandler(handler) : new JsonRpcTransportHandler(handler);
+      let result: unknown;
+      try {
+        result = await transport.handle(req.body, context);
+      } catch (err) {
+        reply(res, legacy, rpcId, state.failure ?? err);
+        return;
+      }
+      if (!result || typeof (result as AsyncIterable<unknown>)[Symbol.asyncIterator] !== "function") {
+        const r = result as { id?: unknown; error?: JsonRpcError };
+        if (r?.error) reply(res, legacy, r.id ?? rpcId, state.failure, unexpected(r.error, state));
+        else res.json(result);
+        return;
+      }
+      await stream(res, result as AsyncIterable<unknown>, legacy, rpcId, state, reply);
+    },
+  );
+
+  // The body's own faults (not JSON, too large) answered as JSON-RPC errors.
+  const bodyErrors: ErrorRequestHandler = (err, req, res, next) => {
+    if (req.method !== "POST" || !req.path.startsWith("/api/a2a/") || res.headersSent) return next(err);
+    const e = err as { type?: string };
+    const legacy = isLegacy(req.get("a2a-version") || "0.3");
+    if (e?.type === "entity.parse.failed") return res.status(200).json({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Invalid JSON payload" } });
+    if (e?.type === "entity.too.large") return reply(res, legacy, null, new AppError("payload_too_large", `The request body is larger than ${MAX_BODY}`));
+    if (err instanceof AppError) return reply(res, legacy, null, err);
+    // Any other refusal of the body (an unsupported encoding or charset, an aborted upload).
+    const status = (err as { status?: number })?.status;
+    if (typeof status === "number" && status >= 400 && status < 500) return res.status(status).json({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "The request body could not be read" } });
+    next(err);
+  };
+  router.use(bodyErrors);
+  return router;
+};
+
+/**
+ * The SDK reports any exception as an internal error with its message. Before the handler was
+ * reached it is the SDK's decoding failing on a malformed request (Invalid params); after, a bug
+ * (a generic 500, nothing of it shown).
+ */
+function unexpected(error: JsonRpcError, state: CallState): JsonRpcError | undefined {
+  if (error.code !== INTERNAL_ERROR) return error;
+  if (!state.entered) return { code: INVALID_PARAMS, message: `Invalid parameters: ${error.message}`.slice(0, 300) };
+  return undefined;
+}
+
+/** An SSE answer: the first event decides between an error (JSON) and a stream. */
+async function stream(
+  res: Response,
+  events: AsyncIterable<unknown>,
+  legacy: boolean,
+  rpcId: unknown,
+  state: CallState,
+  reply: (res: Response, legacy: boolean, id: unknown, err: unknown, fallback?: JsonRpcError) => void,
+): Promise<void> {
+  const it = events[Symbol.asyncIterator]();
+  const sse = new SseResponse(res);
+  const stop = () => void it.return?.(undefined);
+  sse.abort.signal.addEventListener("abort", stop, { once: true });
+  let first: IteratorResult<unknown>;
+  try {
+    first = await it.next();
+  } catch (err) {
+    // A stream that fails before its first event: a JSON answer, like any other failed call.
+    if (!(err instanceof AppError) && !(err instanceof A2AError) && !state.entered) reply(res, legacy, rpcId, undefined, { code: INVALID_PARAMS, message: "Invalid parameters" });
+    else reply(res, legacy, rpcId, state.failure ?? err);
+    return;
+  }
+  sse.open(() => (first.done ? "" : formatSSEEvent(first.value)));
+  const heartbeat = setInterval(() => sse.write(": keep-alive\n\n"), HEARTBEAT_MS);
+  try {
+    for (;;) {
+      const next = await it.next();
+      if (next.done) break;
+      sse.write(formatSSEEvent(next.value));
+    }
+  } catch (err) {
+    const error = err instanceof AppError ? appErrorToJsonRpc(err, legacy).error : err instanceof A2AError ? (legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(err) : JsonRpcTransportHandler.mapToJSONRPCError(err)) : internalJsonRpcError();
+    sse.write(formatSSEEvent({ jsonrpc: "2.0", id: rpcId, error }));
+  } finally {
+    clearInterval(heartbeat);
+    sse.end("");
+  }
+}

@@ -1,0 +1,139 @@
+import type pg from "pg";
+import { A2aPushConfig, A2aTask, AuditEntry, Job, Thread } from "../db/schema.js";
+import { sqlNames } from "../db/names.js";
+import { newId } from "../infra/ids.js";
+import { ASYNC_COMMIT_CTE } from "../db/statement.js";
+
+/**
+ * The A2A task records (table a2a_tasks). A chat task's state is its own; a job task's state is
+ * read from its job (same id) in the same statement, so it can never disagree with the job.
+ */
+
+const T = sqlNames(A2aTask);
+const J = sqlNames(Job);
+const H = sqlNames(Thread);
+const P = sqlNames(A2aPushConfig);
+const E = sqlNames(AuditEntry);
+
+/** Chat task states changes are NOTIFYed here (`{ taskId, accountId, state }`), so every instance's subscribers hear them. */
+export const A2A_TASK_CHANNEL = "a2a_task";
+
+export type TaskStateName = "submitted" | "working" | "completed" | "failed" | "canceled";
+export const TERMINAL_STATES: readonly TaskStateName[] = ["completed", "failed", "canceled"];
+
+export interface TaskRow {
+  id: string;
+  contextId: string;
+  kind: "chat" | "job";
+  state: TaskStateName;
+  request: Record<string, unknown> | null;
+  answer: string | null;
+  error: string | null;
+  result: unknown;
+  payload: unknown;
+  statusAt: Date;
+  cursorUs: number;
+}
+
+/** An interrupted chat turn (its instance died: the thread lease ran out) reads as failed. */
+const INTERRUPTED = `t.${T.state} = 'working' and t.${T.updatedAt} < now() - interval '1 minute'
+  and not exists (select 1 from ${H.table} h where h.${H.id} = t.${T.contextId} and h.${H.busyUntil} > now())`;
+
+const STATE = `case
+  when t.${T.kind} = 'chat' then case when ${INTERRUPTED} then 'failed' else t.${T.state} end
+  when j.${J.status} = 'queued' then 'submitted'
+  when j.${J.status} = 'running' then 'working'
+  when j.${J.status} = 'done' then 'completed'
+  when j.${J.error} = 'cancelled' then 'canceled'
+  else 'failed' end`;
+
+const STATUS_AT = `coalesce(j.${J.finishedAt}, j.${J.startedAt}, j.${J.createdAt}, t.${T.updatedAt})`;
+
+const COLUMNS = `t.${T.id} as id, t.${T.contextId} as "contextId", t.${T.kind} as kind, ${STATE} as state, t.${T.request} as request,
+  t.${T.answer} as answer, case when t.${T.kind} = 'chat' and ${INTERRUPTED} then 'The turn was interrupted' else coalesce(t.${T.error}, j.${J.error}) end as error,
+  j.${J.result} as result, (select e.${E.payload} from ${E.table} e where e.${E.job} = j.${J.id} order by e.${E.createdAt} limit 1) as payload,
+  ${STATUS_AT} as "statusAt", (extract(epoch from ${STATUS_AT}) * 1000000)::bigint as "cursorUs"`;
+
+const FROM = `${T.table} t left join ${J.table} j on j.${J.id} = t.${T.id}`;
+
+/**
+ * A chat task's record. `durable: false` commits without waiting for the WAL flush
+ * (ASYNC_COMMIT_CTE): for a blocking send, whose task id leaves only after the synchronous
+ * commit of the task's end (which flushes this too).
+ */
+export async function insertChatTask(db: pg.Pool, t: { accountId: string; agentId: string; contextId: string; request: Record<string, unknown>; durable: boolean }): Promise<string> {
+  const id = newId("tsk");
+  await db.query(
+    `with ${t.durable ? "" : `${ASYNC_COMMIT_CTE}, `}i as (insert into ${T.table} (${T.id}, ${T.account}, ${T.agent}, ${T.contextId}, ${T.kind}, ${T.state}, ${T.request}, ${T.createdAt}, ${T.updatedAt})
+       values ($1, $2, $3, $4, 'chat', 'working', $5::jsonb, now(), now()) returning 1)
+     select (select count(*) from i)${t.durable ? "" : ", (select async_commit from async_commit)"}`,
+    [id, t.accountId, t.agentId, t.contextId, JSON.stringify(t.request)],
+  );
+  return id;
+}
+
+/** A chat task's end (only from working: a second end changes nothing), NOTIFYed in the same statement. */
+export async function finishChatTask(db: pg.Pool, id: string, end: { state: TaskStateName; answer: string | null; error: string | null }): Promise<void> {
+  await db.query(
+    `with u as (update ${T.table} set ${T.state} = $2, ${T.answer} = $3, ${T.error} = $4, ${T.updatedAt} = now()
+                where ${T.id} = $1 and ${T.state} = 'working' returning ${T.id}, ${T.account}, ${T.state})
+     select pg_notify('${A2A_TASK_CHANNEL}', json_build_object('taskId', ${T.id}, 'accountId', ${T.account}, 'state', ${T.state})::text) from u`,
+    [id, end.state, end.answer, end.error],
+  );
+}
+
+/** The record of a job task (id = the job's); a repeated message id finds the record already there. */
+export async function insertJobTask(db: pg.Pool, t: { jobId: string; accountId: string; agentId: string; contextId: string; request: Record<string, unknown> }): Promise<void> {
+  await db.query(
+    `insert into ${T.table} (${T.id}, ${T.account}, ${T.agent}, ${T.contextId}, ${T.kind}, ${T.request}, ${T.createdAt}, ${T.updatedAt})
+     values ($1, $2, $3, $4, 'job', $5::jsonb, now(), now()) on conflict (${T.id}) do nothing`,
+    [t.jobId, t.accountId, t.agentId, t.contextId, JSON.stringify(t.request)],
+  );
+}
+
+/** A task of this agent of this account, else undefined (another agent's task looks missing). */
+export async function findTask(db: pg.Pool, accountId: string, agentId: string, id: string): Promise<TaskRow | undefined> {
+  const { rows } = await db.query<TaskRow>(`select ${COLUMNS} from ${FROM} where t.${T.id} = $1 and t.${T.account} = $2 and t.${T.agent} = $3`, [id, accountId, agentId]);
+  return rows[0];
+}
+
+export interface TaskListFilter {
+  contextId?: string;
+  state?: TaskStateName;
+  statusAfter?: Date;
+  /** Keyset: the last row of the previous page. */
+  before?: readonly [number, string];
+}
+
+/** A page of the agent's tasks, most recently updated first, and how many match in all. */
+export async function listTasks(db: pg.Pool, accountId: string, agentId: string, filter: TaskListFilter, limit: number): Promise<{ rows: TaskRow[]; total: number }> {
+  const where = [`t.${T.account} = $1`, `t.${T.agent} = $2`];
+  const params: unknown[] = [accountId, agentId];
+  const add = (sql: (n: number) => string, value: unknown) => {
+    params.push(value);
+    where.push(sql(params.length));
+  };
+  if (filter.contextId) add((n) => `t.${T.contextId} = $${n}`, filter.contextId);
+  if (filter.state) add((n) => `(${STATE}) = $${n}`, filter.state);
+  if (filter.statusAfter) add((n) => `${STATUS_AT} > $${n}`, filter.statusAfter);
+  const counted = params.length;
+  const conditions = where.join(" and ");
+  if (filter.before) {
+    params.push(filter.before[0], filter.before[1]);
+    where.push(`(${STATUS_AT}, t.${T.id}) < (timestamptz 'epoch' + $${params.length - 1}::bigint * interval '1 microsecond', $${params.length}::text)`);
+  }
+  params.push(limit);
+  const [page, count] = await Promise.all([
+    db.query<TaskRow>(`select ${COLUMNS} from ${FROM} where ${where.join(" and ")} order by ${STATUS_AT} desc, t.${T.id} desc limit $${params.length}`, params),
+    db.query<{ n: number }>(`select count(*)::int as n from ${FROM} where ${conditions}`, params.slice(0, counted)),
+  ]);
+  return { rows: page.rows, total: count.rows[0]?.n ?? 0 };
+}
+
+/** Keeps a push notification config given with a message, for the outbound delivery engine (DESIGN §17). */
+export async function savePushConfig(db: pg.Pool, taskId: string, c: { url: string; token: string | null; authentication: Record<string, unknown> | null }): Promise<void> {
+  await db.query(
+    `insert into ${P.table} (${P.id}, ${P.task}, ${P.url}, ${P.token}, ${P.authentication}, ${P.createdAt}) values ($1, $2, $3, $4, $5::jsonb, now())`,
+    [newId("pnc"), taskId, c.url, c.token, c.authentication === null ? null : JSON.stringify(c.authentication)],
+  );
+}
