@@ -300,6 +300,8 @@ export const Delivery = defineEntity({
     body: p.text().nullable(),
     /** A2A push: the push notification config the event goes to. */
     target: p.string().length(255).nullable(),
+    /** A2A push: the task state the event reports (working, completed, failed, canceled). */
+    event: p.string().length(40).nullable(),
     status: p.enum(DELIVERY_STATUSES).default("pending"),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
     finishedAt: p.datetime().nullable(),

@@ -3,7 +3,7 @@ import { WorkflowNotFoundError } from "@temporalio/client";
 import type { Runtime } from "../runtime/runtime.js";
 import { AppError } from "../errors/app-error.js";
 import { newId } from "../infra/ids.js";
-import { jobCallbackCte } from "../outbound/store.js";
+import { jobCallbackCte, jobPushCte } from "../outbound/store.js";
 import { getJob, JOB_COLUMNS, NOTIFY_STATUS, type JobRow } from "./store.js";
 
 /** The error a cancelled job carries. */

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { JobSource, JobStatus } from "../db/schema.js";
 import { storableText } from "../infra/text.js";
-import { jobCallbackCte } from "../outbound/store.js";
+import { jobCallbackCte, jobPushCte } from "../outbound/store.js";
 
 /**
  * Channel carrying every job status transition (JSON `JobStatusNotice`). A NOTIFY payload is
@@ -84,15 +84,16 @@ export async function jobEventsSince(db: pg.Pool, since: Date): Promise<JobStatu
 /**
  * Runs an UPDATE on one job and NOTIFYs the transition in the same statement, so an event is
  * published exactly when (and only if) the change commits; a change to done/failed records the
- * trigger's completion callback in it too (outbound/store.ts). Only a change of status is an event:
+ * trigger's completion callback in it too, and any change its A2A task's push notifications (outbound/store.ts). Only a change of status is an event:
  * marking a running job running again (a retried attempt) updates the row silently. (The
  * subquery in RETURNING sees the row as it was before this statement.)
  */
 async function transition(db: pg.Pool, jobId: string, set: string, where: string, params: unknown[]): Promise<boolean> {
   const { rows } = await db.query(
     `with u as (update jobs set ${set} where id = $1 and ${where}
-       returning id, account_id, agent_id, trigger_id, status, attempts, (select b.status from jobs b where b.id = $1) as before),
-     ${jobCallbackCte("u")}
+       returning id, account_id, agent_id, trigger_id, status, attempts, error, (select b.status from jobs b where b.id = $1) as before),
+     ${jobCallbackCte("u")},
+     ${jobPushCte("u")}
      select case when u.status is distinct from u.before then ${NOTIFY_STATUS} end from u`,
     [jobId, ...params],
   );
@@ -116,8 +117,9 @@ export async function beginRunRow(db: pg.Pool, jobId: string): Promise<Pick<Agen
   const { rows } = await db.query<Pick<AgentRow, "cpuTimeLimitMs" | "wallTimeLimitMs"> & { notified: number }>(
     `with u as (update jobs set status = 'running', started_at = coalesce(started_at, now()), attempts = greatest(attempts, 1)
        where id = $1 and status in ('queued', 'running')
-       returning id, account_id, agent_id, trigger_id, status, attempts, (select b.status from jobs b where b.id = $1) as before),
-     n as (select case when u.status is distinct from u.before then ${NOTIFY_STATUS} end as sent from u)
+       returning id, account_id, agent_id, trigger_id, status, attempts, error, (select b.status from jobs b where b.id = $1) as before),
+     n as (select case when u.status is distinct from u.before then ${NOTIFY_STATUS} end as sent from u),
+     ${jobPushCte("u")}
      select a.cpu_time_limit_ms as "cpuTimeLimitMs", a.wall_time_limit_ms as "wallTimeLimitMs", (select count(*) from n)::int as notified
        from jobs j join agents a on a.id = j.agent_id where j.id = $1`,
     [jobId],
@@ -141,8 +143,9 @@ export async function startAttempt(db: pg.Pool, jobId: string, attempt: number):
   const { rows } = await db.query<JobRow & { agentFound: boolean; script: string | null; egressAllow: string[] | null; cpuTimeLimitMs: number | null; wallTimeLimitMs: number | null; payloadFound: boolean; payload: unknown; payloadPurged: boolean; notified: number }>(
     `with u as (update jobs set status = 'running', started_at = coalesce(started_at, now()), attempts = greatest(attempts, $2::int)
        where id = $1 and status in ('queued', 'running') and (status = 'queued' or attempts < $2::int)
-       returning id, account_id, agent_id, trigger_id, status, attempts, (select b.status from jobs b where b.id = $1) as before),
-     n as (select case when u.status is distinct from u.before then ${NOTIFY_STATUS} end as sent from u)
+       returning id, account_id, agent_id, trigger_id, status, attempts, error, (select b.status from jobs b where b.id = $1) as before),
+     n as (select case when u.status is distinct from u.before then ${NOTIFY_STATUS} end as sent from u),
+     ${jobPushCte("u")}
      select ${JOB_COLUMNS_OF_J}, a.id is not null as "agentFound", a.script, a.egress_allow as "egressAllow",
             a.cpu_time_limit_ms as "cpuTimeLimitMs", a.wall_time_limit_ms as "wallTimeLimitMs",
             p.job_id is not null as "payloadFound", p.payload, p.payload_purged_at is not null as "payloadPurged", (select count(*) from n)::int as notified
@@ -201,9 +204,10 @@ export async function saveOutputAndMarkDone(db: pg.Pool, jobId: string, out: Run
          finished_at = case when status in ('queued', 'running') then now() else finished_at end,
          error = case when status in ('queued', 'running') then null else error end
        where id = $1
-       returning id, account_id, agent_id, trigger_id, status, attempts, (select b.status from jobs b where b.id = $1) as before),
+       returning id, account_id, agent_id, trigger_id, status, attempts, error, (select b.status from jobs b where b.id = $1) as before),
      a as (update audit_entries set result = $2::jsonb, model_calls = $6::jsonb, tools_used = $7::jsonb, cost_micros = $4 where job_id = (select id from j)),
-     ${jobCallbackCte("j")}
+     ${jobCallbackCte("j")},
+     ${jobPushCte("j")}
      select status, case when status is distinct from before then ${NOTIFY_STATUS} end from j`,
     [jobId, result, out.threadId, out.costMicros, JSON.stringify(out.logs), JSON.stringify(out.modelCalls), JSON.stringify(out.toolsUsed)],
   );

@@ -19,8 +19,17 @@ export function jobEventBody(row: DeliveryRequestRow, publicBaseUrl: string): un
   return { type: `job.${row.jobStatus}`, timestamp: row.createdAt.toISOString(), data };
 }
 
+/**
+ * What the capabilities above hand the engine: how to build an A2A push's body (src/a2a/push.ts)
+ * and its headers (the config's token and authentication). Null body: the task is gone.
+ */
+export interface PushBuilders {
+  a2aPushBody(runtime: Runtime, taskId: string, event: string, at: Date): Promise<string | null>;
+  a2aPushHeaders(token: string | null, authentication: DeliveryRequestRow["pushAuthentication"]): Record<string, string>;
+}
+
 /** Activities of the `deliver` workflow (on the outbound task queue). */
-export function createOutboundActivities(runtime: Runtime) {
+export function createOutboundActivities(runtime: Runtime, push?: PushBuilders) {
   const { pool, config } = runtime;
   const send = createOutboundSender(config.egress, config.outbound);
 
@@ -42,17 +51,21 @@ export function createOutboundActivities(runtime: Runtime) {
       if (!row) return "failed";
       if (row.status !== "pending") return row.status;
       const at = new Date();
-      if (!row.url) {
-        await recordAttempt(pool, deliveryId, { attempt, at, url: "", statusCode: null, durationMs: 0, error: "the trigger has no callbackUrl any more", responseBytes: 0, responseExcerpt: null }, "failed");
-        return "failed";
-      }
+      const isPush = row.kind === "a2a_push";
+      const giveUp = async (why: string) => {
+        await recordAttempt(pool, deliveryId, { attempt, at, url: row.url ?? "", statusCode: null, durationMs: 0, error: why, responseBytes: 0, responseExcerpt: null }, "failed");
+        return "failed" as const;
+      };
+      if (!row.url) return giveUp(isPush ? "the push notification config was deleted" : "the trigger has no callbackUrl any more");
+      if (isPush && !push) return giveUp("this worker cannot build A2A push notifications");
       let body = row.body;
       if (body === null) {
-        body = JSON.stringify(jobEventBody(row, config.publicBaseUrl));
+        body = isPush ? await push!.a2aPushBody(runtime, row.taskId!, row.event!, row.createdAt) : JSON.stringify(jobEventBody(row, config.publicBaseUrl));
+        if (body === null) return giveUp("the task no longer exists");
         await keepBody(pool, deliveryId, body);
       }
       const secrets = row.sealedSecrets.map((s) => decryptSecret(s, config.secretEncryptionKey));
-      const headers = standardWebhookHeaders(secrets, row.webhookId, Math.floor(at.getTime() / 1000), body);
+      const headers = { ...standardWebhookHeaders(secrets, row.webhookId, Math.floor(at.getTime() / 1000), body), ...(isPush ? push!.a2aPushHeaders(row.pushToken, row.pushAuthentication) : {}) };
       const outcome = await send({ url: row.url, headers, body });
       const status: DeliveryStatus = outcome.error === null ? "delivered" : outcome.refused || last ? "failed" : "pending";
       await recordAttempt(pool, deliveryId, { attempt, at, url: row.url, ...outcome }, status);

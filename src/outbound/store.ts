@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { sqlNames } from "../db/names.js";
-import { Delivery, DeliveryAttempt, Job, Trigger, TriggerCallbackSecret, type DeliveryKind, type DeliveryStatus, type JobStatus } from "../db/schema.js";
+import { A2aPushConfig, Delivery, DeliveryAttempt, Job, Trigger, TriggerCallbackSecret, type DeliveryKind, type DeliveryStatus, type JobStatus } from "../db/schema.js";
 import { newId } from "../infra/ids.js";
 import { AppError } from "../errors/app-error.js";
 
@@ -11,6 +11,7 @@ const A = sqlNames(DeliveryAttempt);
 const J = sqlNames(Job);
 const T = sqlNames(Trigger);
 const S = sqlNames(TriggerCallbackSecret);
+const P = sqlNames(A2aPushConfig);
 
 export const DELIVERIES_TABLE = D.table;
 
@@ -30,6 +31,48 @@ export function jobCallbackCte(source: string): string {
      on conflict (${D.id}) do nothing)`;
 }
 
+/**
+ * The A2A push notifications of a task's state change, for each push config of the task, in the
+ * statement that changes it. `source` is a CTE returning `id` (the task), `account_id`, `state`
+ * (an A2A state name, or null for no event) and `job_id` (or null). One delivery per config and
+ * state: `dlv_<config id>_<state>`, so recording it again (the config-save path) is a no-op.
+ */
+function a2aPushCte(name: string, source: string): string {
+  return `${name} as (insert into ${D.table} (${D.id}, ${D.account}, ${D.job}, ${D.kind}, ${D.webhookId}, ${D.target}, ${D.event}, ${D.status}, ${D.createdAt})
+     select 'dlv_' || c.${P.id} || '_' || s.state, s.account_id, s.job_id, 'a2a_push', 'msg_' || c.${P.id} || '_' || s.state, c.${P.id}, s.state, 'pending', now()
+       from ${source} s join ${P.table} c on c.${P.task} = s.id
+      where s.state is not null
+     on conflict (${D.id}) do nothing)`;
+}
+
+/**
+ * For a job's transition (`source` as for jobCallbackCte, plus `error`): the A2A task of the same
+ * id notifies working, completed, failed or canceled (a job failed with "cancelled", jobs/control.ts).
+ */
+export function jobPushCte(source: string): string {
+  return `job_push_state as (select s.id, s.account_id, s.id as job_id,
+       case when s.status is not distinct from s.before then null
+            when s.status = 'running' then 'working' when s.status = 'done' then 'completed'
+            when s.status = 'failed' and s.error = 'cancelled' then 'canceled' when s.status = 'failed' then 'failed' end as state
+       from ${source} s),
+     ${a2aPushCte("job_push", "job_push_state")}`;
+}
+
+/** For a chat task's end (`source` returns the task's `id`, `account_id` and new `state`). */
+export function chatTaskPushCte(source: string): string {
+  return `chat_push_state as (select s.id, s.account_id, null::varchar as job_id, s.state from ${source} s),
+     ${a2aPushCte("chat_push", "chat_push_state")}`;
+}
+
+/** A push config saved after its task moved on: the event of the state it is in now (a no-op when the transition recorded it). */
+export async function insertPushForState(db: pg.Pool, accountId: string, configId: string, jobId: string | null, state: string): Promise<void> {
+  await db.query(
+    `insert into ${D.table} (${D.id}, ${D.account}, ${D.job}, ${D.kind}, ${D.webhookId}, ${D.target}, ${D.event}, ${D.status}, ${D.createdAt})
+     values ('dlv_' || $2 || '_' || $4, $1, $3, 'a2a_push', 'msg_' || $2 || '_' || $4, $2, $4, 'pending', now()) on conflict (${D.id}) do nothing`,
+    [accountId, configId, jobId, state],
+  );
+}
+
 /** What one attempt of a delivery needs: where to, with which secrets, and the body (stored, or the job to build it from). */
 export interface DeliveryRequestRow {
   id: string;
@@ -47,12 +90,19 @@ export interface DeliveryRequestRow {
   /** The job's result, or null when it is over the size limit (`resultTooLarge`). */
   jobResult: unknown;
   resultTooLarge: boolean;
+  /** A2A push: the task, the state the event reports, the config's token and authentication. */
+  taskId: string | null;
+  event: string | null;
+  pushToken: string | null;
+  pushAuthentication: { scheme?: string; credentials?: string } | null;
 }
 
 export async function loadDeliveryRequest(db: pg.Pool, deliveryId: string, maxResultBytes: number): Promise<DeliveryRequestRow | undefined> {
   const { rows } = await db.query<DeliveryRequestRow>(
     `select d.${D.id} as id, d.${D.kind} as kind, d.${D.status} as status, d.${D.webhookId} as "webhookId", d.${D.body} as body,
-            d.${D.createdAt} as "createdAt", t.${T.callbackUrl} as url, d.${D.job} as "jobId", d.${D.trigger} as "triggerId",
+            d.${D.createdAt} as "createdAt", case when d.${D.kind} = 'a2a_push' then c.${P.url} else t.${T.callbackUrl} end as url,
+            d.${D.job} as "jobId", d.${D.trigger} as "triggerId", c.${P.task} as "taskId", d.${D.event} as event,
+            c.${P.token} as "pushToken", c.${P.authentication} as "pushAuthentication",
             coalesce((select array_agg(s.${S.sealedSecret} order by s.${S.expiresAt} desc nulls first) from ${S.table} s
                        where s.${S.trigger} = d.${D.trigger} and (s.${S.expiresAt} is null or s.${S.expiresAt} > now())), '{}') as "sealedSecrets",
             j.${J.status} as "jobStatus", j.${J.error} as "jobError",
@@ -61,6 +111,7 @@ export async function loadDeliveryRequest(db: pg.Pool, deliveryId: string, maxRe
        from ${D.table} d
        left join ${T.table} t on t.${T.id} = d.${D.trigger}
        left join ${J.table} j on j.${J.id} = d.${D.job}
+       left join ${P.table} c on c.${P.id} = d.${D.target}
       where d.${D.id} = $1`,
     [deliveryId, maxResultBytes],
   );

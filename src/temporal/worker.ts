@@ -5,6 +5,7 @@ import { createActivities } from "./activities.js";
 import { ensureRetentionSchedule } from "../jobs/schedule.js";
 import { DELIVERY_DISPATCH, Dispatcher } from "../jobs/dispatcher.js";
 import { createOutboundActivities } from "../outbound/activities.js";
+import { a2aPushBody, a2aPushHeaders } from "../a2a/push.js";
 import { outboundTaskQueue } from "../../workflows/contract.js";
 import { jobMetricsInterceptor, loopbackPort, startWorkerMetricsServer } from "./worker-metrics.js";
 
@@ -73,7 +74,7 @@ export async function startWorker(runtime: Runtime, options: { taskQueue?: strin
     connection,
     namespace: config.temporal.namespace,
     taskQueue: outboundTaskQueue(taskQueue),
-    activities: createOutboundActivities(runtime),
+    activities: createOutboundActivities(runtime, { a2aPushBody, a2aPushHeaders }),
     maxConcurrentActivityTaskExecutions: config.outbound.concurrency,
     shutdownGraceTime: "5 seconds",
   });

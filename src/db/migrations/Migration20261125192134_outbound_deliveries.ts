@@ -1,11 +1,11 @@
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20261125190855_outbound_deliveries extends Migration {
+export class Migration20261125192134_outbound_deliveries extends Migration {
 
-  override name = 'Migration20261125190855_outbound_deliveries';
+  override name = 'Migration20261125192134_outbound_deliveries';
 
   override up(): void | Promise<void> {
-    this.addSql(`create table "deliveries" ("id" varchar(255) not null, "account_id" varchar(255) not null, "job_id" varchar(255) null, "trigger_id" varchar(255) null, "kind" text not null, "webhook_id" varchar(100) not null, "body" text null, "target" varchar(255) null, "status" text not null default 'pending', "created_at" timestamptz not null default now(), "finished_at" timestamptz null, "dispatched_at" timestamptz null, "dispatch_lease_until" timestamptz null, "trace_context" varchar(64) null, primary key ("id"));`);
+    this.addSql(`create table "deliveries" ("id" varchar(255) not null, "account_id" varchar(255) not null, "job_id" varchar(255) null, "trigger_id" varchar(255) null, "kind" text not null, "webhook_id" varchar(100) not null, "body" text null, "target" varchar(255) null, "event" varchar(40) null, "status" text not null default 'pending', "created_at" timestamptz not null default now(), "finished_at" timestamptz null, "dispatched_at" timestamptz null, "dispatch_lease_until" timestamptz null, "trace_context" varchar(64) null, primary key ("id"));`);
     this.addSql(`create index "deliveries_job_id_index" on "deliveries" ("job_id");`);
     this.addSql(`create index "deliveries_undispatched_idx" on "deliveries" ("created_at") where "dispatched_at" is null;`);
 
