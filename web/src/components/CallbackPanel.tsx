@@ -36,7 +36,7 @@ export function CallbackPanel({ trigger, onChange }: { trigger: Trigger; onChang
         <label htmlFor={`${uid}-u`}>Callback URL</label>
         <input id={`${uid}-u`} className="mono" value={url} placeholder="https://example.com/hooks/agent" onChange={(e) => setUrl(e.target.value)} data-testid="callback-url" />
         <button type="submit" className="btn primary" disabled={save.busy || url.trim() === (trigger.callbackUrl ?? "")}>
-          Save
+          Save callback URL
         </button>
       </form>
       <ErrorBox error={save.error} />
@@ -57,7 +57,7 @@ export function CallbackPanel({ trigger, onChange }: { trigger: Trigger; onChang
           data-testid="send-test-callback"
           onClick={() => void send.run(async () => setTest(await api.sendTestCallback(trigger.id)))}
         >
-          {send.busy ? "Sending…" : "Send test event"}
+          {send.busy ? "Sending…" : "Send a test callback"}
         </button>
       </div>
       <ErrorBox error={send.error} />
