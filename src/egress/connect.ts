@@ -142,11 +142,8 @@ export function createConnector(config: Config["egress"]): Connector {
       const connectTimer = o.connectDeadline
         ? setTimeout(() => req.destroy(new EgressError(`${o.label}: could not connect to ${url.host} in time`, false)), Math.max(1, o.connectDeadline - Date.now()))
         : undefined;
-      req.on("socket", (socket: Socket) => {
-        const connected = () => clearTimeout(connectTimer);
-        if (!socket.connecting && !plainHttp && (socket as Socket & { authorized?: boolean }).authorized !== undefined) connected();
-        socket.once(plainHttp ? "connect" : "secureConnect", connected);
-      });
+      // agent: false, so every request has a fresh socket whose handshake is still ahead.
+      req.on("socket", (socket: Socket) => socket.once(plainHttp ? "connect" : "secureConnect", () => clearTimeout(connectTimer)));
       req.on("timeout", timeout);
       req.on("close", () => {
         clearTimeout(timer);

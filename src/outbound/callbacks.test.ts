@@ -151,6 +151,9 @@ describe("completion callbacks", () => {
     const t = await trigger("/ok-update");
     const r = await gql(app.url, admin, `mutation($id: ID!) { updateTrigger(id: $id, callbackUrl: "https://127.0.0.1/x") { id } }`, { id: t.id });
     expect(r.errors?.[0]?.extensions?.code).toBe("BAD_USER_INPUT");
+    // Omitted, the callback URL is left as it is (the description editor sends only the description).
+    const kept = await gql(app.url, admin, `mutation($id: ID!) { updateTrigger(id: $id, description: "renamed") { callbackUrl description } }`, { id: t.id });
+    expect(kept.data.updateTrigger).toEqual({ callbackUrl: url("/ok-update"), description: "renamed" });
     const cleared = await gql(app.url, admin, `mutation($id: ID!) { updateTrigger(id: $id, callbackUrl: null) { callbackUrl description } }`, { id: t.id });
     expect(cleared.data.updateTrigger.callbackUrl).toBeNull();
   });
