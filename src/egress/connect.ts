@@ -1,7 +1,9 @@
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { readFileSync } from "node:fs";
-import { request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from "node:http";
-import { request as httpsRequest } from "node:https";
+// The module objects, not named imports: tracing instruments `http.request` / `https.request` on
+// them, so a call shows in the caller's trace (src/telemetry scrubs the URL).
+import http, { type ClientRequest, type IncomingMessage, type RequestOptions } from "node:http";
+import https from "node:https";
 import { isIP, type Socket } from "node:net";
 import { rootCertificates } from "node:tls";
 import type { Config } from "../config/config.js";
@@ -135,7 +137,7 @@ export function createConnector(config: Config["egress"]): Connector {
         res.on("end", finish);
         res.on("error", (err) => reject(err instanceof EgressError ? err : new EgressError(`${o.label}: ${url.host}: ${err.message}`, false)));
       };
-      req = plainHttp ? httpRequest(url, options, onResponse) : httpsRequest(url, options, onResponse);
+      req = plainHttp ? http.request(url, options, onResponse) : https.request(url, options, onResponse);
       // One deadline for the whole exchange, not only for idle sockets; a shorter one to connect.
       const timeout = () => req.destroy(new EgressError(`${o.label}: ${url.host} did not answer within ${o.timeoutMs} ms`, false));
       const timer = setTimeout(timeout, left());
