@@ -21,10 +21,16 @@ describe("A2A through the JavaScript SDK", () => {
   let chatKey: string;
   let jobAgent: string;
   let jobKey: string;
+  const versions: string[] = [];
 
   const keyFor = async (agent: string) => (await gql(app.url, admin, `mutation($a: ID!) { createApiKey(agentId: $a, name: "a2a") { key } }`, { a: agent })).data!.createApiKey.key as string;
   const client = async (agent: string, key: string, legacy = false): Promise<Client> => {
-    const fetchImpl = createAuthenticatingFetchWithRetry(fetch, { headers: async () => ({ Authorization: `Bearer ${key}` }), shouldRetryWithHeaders: async () => undefined });
+    // Records the A2A-Version of every JSON-RPC call, to check which protocol the client spoke.
+    const recording: typeof fetch = (input, init) => {
+      if (init?.method === "POST") versions.push(new Headers(init.headers).get("a2a-version") ?? "");
+      return fetch(input, init);
+    };
+    const fetchImpl = createAuthenticatingFetchWithRetry(recording, { headers: async () => ({ Authorization: `Bearer ${key}` }), shouldRetryWithHeaders: async () => undefined });
     const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
       transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })],
       cardResolver: new DefaultAgentCardResolver({ fetchImpl, legacyCompat: { enabled: true } }),
@@ -119,6 +125,7 @@ describe("A2A through the JavaScript SDK", () => {
 
     it(`chat agent (${v}): streaming sends the task, the answer's chunks and the final status`, async () => {
       const c = await client(chatAgent, chatKey, legacy);
+      versions.length = 0;
       const events: StreamResponse[] = [];
       for await (const e of c.sendMessageStream(send("stream please"))) events.push(e);
       expect(events[0]!.payload?.$case).toBe("task");
@@ -127,6 +134,8 @@ describe("A2A through the JavaScript SDK", () => {
       const last = events.at(-1)!;
       expect(last.payload?.$case).toBe("statusUpdate");
       expect(last.payload?.$case === "statusUpdate" && last.payload.value.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      // The client spoke the version of the card it read.
+      expect(new Set(versions)).toEqual(new Set([legacy ? "0.3" : "1.0"]));
     });
 
     it(`automation agent (${v}): a message starts a job; non-blocking send, subscribe, get, list, cancel`, async () => {

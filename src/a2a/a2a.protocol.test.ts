@@ -128,6 +128,32 @@ describe("A2A JSON-RPC semantics", () => {
     }
   });
 
+  it("a chat turn is canceled by CancelTask on its instance; a turn whose instance died reads as failed", async () => {
+    const hanging = await rpc(app.url, agent, key, "SendMessage", { ...message("#hang"), configuration: { returnImmediately: true } });
+    const task = hanging.body.result.task;
+    expect(task.status.state).toBe("TASK_STATE_WORKING");
+    const canceled = await rpc(app.url, agent, key, "CancelTask", { id: task.id });
+    expect(canceled.body.result.status.state).toBe("TASK_STATE_CANCELED");
+    // The thread is free again: the next turn on it is answered.
+    const next = await rpc(app.url, agent, key, "SendMessage", message("after", { contextId: task.contextId }));
+    expect(next.body.result.task.status.state).toBe("TASK_STATE_COMPLETED");
+
+    // A task left working by a dead instance: its thread lease ran out, so it reads as failed.
+    const { rows } = await app.runtime.pool.query<{ account_id: string }>("select account_id from agents where id = $1", [agent]);
+    await app.runtime.pool.query(
+      `insert into a2a_tasks (id, account_id, agent_id, context_id, kind, state, request, created_at, updated_at)
+       values ('tsk_orphan', $1, $2, $3, 'chat', 'working', '{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]}', now() - interval '5 minutes', now() - interval '5 minutes')`,
+      [rows[0]!.account_id, agent, task.contextId],
+    );
+    const orphan = await rpc(app.url, agent, key, "GetTask", { id: "tsk_orphan" });
+    expect(orphan.body.result.status.state).toBe("TASK_STATE_FAILED");
+    expect(orphan.body.result.status.message.parts[0].text).toMatch(/interrupted/);
+    // While its thread is leased (the turn still runs somewhere), it is working.
+    await app.runtime.pool.query("update threads set busy_until = now() + interval '1 minute' where id = $1", [task.contextId]);
+    expect((await rpc(app.url, agent, key, "GetTask", { id: "tsk_orphan" })).body.result.status.state).toBe("TASK_STATE_WORKING");
+    await app.runtime.pool.query("update threads set busy_until = null where id = $1", [task.contextId]);
+  });
+
   it("a task started on one API instance is followed to its end from the other (job events and chat task NOTIFYs cross instances)", async () => {
     const started = await rpc(app.url, jobAgent, jobKey, "SendMessage", { ...message("go"), configuration: { returnImmediately: true } });
     const id = started.body.result.task.id;

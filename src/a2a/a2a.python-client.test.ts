@@ -76,6 +76,8 @@ describe("A2A through the Python a2a-sdk", () => {
         canceled: "TASK_STATE_CANCELED",
       });
       expect(out.ended_task_refused).not.toBe(false);
+      // The client spoke the version asked for (its v0.3 transport for the v0.3 card).
+      expect(out.transport).toBe(version === "0.3" ? "CompatJsonRpcTransport" : "JsonRpcTransport");
       if (version === "1.0") expect(out.listed).toBe(true);
     });
   }

@@ -35,6 +35,7 @@ async def main():
     http = httpx.AsyncClient(headers={"Authorization": f"Bearer {KEY}"}, timeout=60)
     chat = await ClientFactory(ClientConfig(httpx_client=http)).create_from_url(os.environ["CHAT_URL"], relative_card_path=CARD)
     events = [e async for e in chat.send_message(SendMessageRequest(message=new_text_message("Hello", role=Role.ROLE_USER)))]
+    out["transport"] = type(chat._transport).__name__
     out["stream_first"] = events[0].WhichOneof("payload")
     out["stream_last_state"] = TaskState.Name(events[-1].status_update.status.state)
     out["stream_text"] = "".join(p.text for e in events if e.HasField("artifact_update") for p in e.artifact_update.artifact.parts)
