@@ -41,3 +41,17 @@ export interface RunTimeouts {
   executionTimeoutMs: number;
   heartbeatTimeoutMs: number;
 }
+
+export const DELIVER_WORKFLOW = "deliver";
+
+/** Outbound attempts run on a task queue of their own beside the workflows' (src/temporal/worker.ts). */
+export function outboundTaskQueue(taskQueue: string): string {
+  return `${taskQueue}-outbound`;
+}
+
+/** What the `deliver` workflow gets from its first activity. */
+export interface DeliveryPlan {
+  /** Seconds between attempts (OUTBOUND_RETRY_SCHEDULE); attempts = length + 1. */
+  schedule: number[];
+  attemptTimeoutMs: number;
+}

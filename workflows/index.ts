@@ -2,3 +2,4 @@
 export { healthCheck } from "./health-check.js";
 export { agentRun, purgePayloads } from "./agent-run.js";
 export { scheduledRun } from "./scheduled-run.js";
+export { deliver } from "./deliver.js";

@@ -78,7 +78,7 @@ describe("A2A through the JavaScript SDK", () => {
       apiKey: { apiKeySecurityScheme: expect.objectContaining({ location: "header", name: "X-API-Key" }) },
     });
     expect(card.securityRequirements).toHaveLength(2);
-    expect(card.capabilities).toMatchObject({ streaming: true, pushNotifications: false });
+    expect(card.capabilities).toMatchObject({ streaming: true, pushNotifications: true });
     expect(JSON.stringify(card)).not.toContain("secret instructions");
     const etag = r.headers.get("etag")!;
     expect(r.headers.get("cache-control")).toMatch(/max-age=\d+/);

@@ -81,9 +81,10 @@ describe("A2A JSON-RPC semantics", () => {
   it("the spec's errors: unsupported version, push configs, an ended task, an unknown context; historyLength", async () => {
     const v = await rpc(app.url, agent, key, "GetTask", { id: "x" }, "2.0");
     expect(v.body.error.code).toBe(-32009);
+    // Push notifications are supported (src/a2a/a2a.push.test.ts); a config of an unknown task is TaskNotFound.
     for (const method of ["CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig"]) {
       const r = await rpc(app.url, agent, key, method, { taskId: "x", id: "y", url: "https://example.com/hook" });
-      expect(r.body.error.code, method).toBe(-32003);
+      expect(r.body.error.code, method).toBe(-32001);
     }
     // A push config given with a message is kept for the delivery engine.
     const withPush = await rpc(app.url, agent, key, "SendMessage", { ...message("hello"), configuration: { taskPushNotificationConfig: { url: "https://example.com/hook", token: "tok" } } });

@@ -47,7 +47,7 @@ export function v1Card(agent: PublicAgent, publicBaseUrl: string): Record<string
       { url, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
       { url, protocolBinding: "JSONRPC", protocolVersion: "0.3" },
     ],
-    capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: false },
     securitySchemes: {
       bearer: { httpAuthSecurityScheme: { scheme: "bearer", description: KEY_HELP } },
       apiKey: { apiKeySecurityScheme: { location: "header", name: "X-API-Key", description: KEY_HELP } },
@@ -72,7 +72,7 @@ export function v03Card(agent: PublicAgent, publicBaseUrl: string, embedV1: bool
     version: agent.updatedAt.toISOString(),
     url,
     preferredTransport: "JSONRPC",
-    capabilities: { streaming: true, pushNotifications: false },
+    capabilities: { streaming: true, pushNotifications: true },
     securitySchemes: {
       bearer: { type: "http", scheme: "bearer", description: KEY_HELP },
       apiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: KEY_HELP },

@@ -17,7 +17,7 @@ import type {
 } from "@a2a-js/sdk";
 
 import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server";
-import { PushNotificationNotSupportedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from "@a2a-js/sdk/errors";
+import { TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from "@a2a-js/sdk/errors";
 import { Repeater } from "@graphql-yoga/subscription";
 import { AppError } from "../errors/app-error.js";
 import { unavailableError } from "../errors/unavailable.js";
@@ -32,7 +32,8 @@ import type { RateLimitState } from "../chat/rate-limit.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { cancelLocalChatTask, startChatTask } from "./chat-task.js";
 import { jobPayload, stateName, storedRequest, textPart, toTask, type TaskView } from "./mapping.js";
-import { A2A_TASK_CHANNEL, findTask, insertJobTask, listTasks, savePushConfig, TERMINAL_STATES, type TaskRow } from "./store.js";
+import { addPushConfig } from "./push.js";
+import { A2A_TASK_CHANNEL, deletePushConfig, findPushConfig, findTask, insertJobTask, listPushConfigs, listTasks, TERMINAL_STATES, type PushConfigRow, type TaskRow } from "./store.js";
 
 /** What the route hands the handler with each request (in the SDK's per-request context). */
 export interface CallState {
@@ -54,6 +55,14 @@ const MAX_PAGE = 100;
 
 const isTerminal = (row: TaskRow) => TERMINAL_STATES.includes(row.state);
 const statusEvent = (task: Task): StreamResponse => ({ payload: { $case: "statusUpdate", value: { taskId: task.id, contextId: task.contextId, status: task.status, metadata: undefined } } });
+const pushConfigOf = (c: PushConfigRow): TaskPushNotificationConfig => ({
+  tenant: "",
+  id: c.id,
+  taskId: c.taskId,
+  url: c.url,
+  token: c.token ?? "",
+  authentication: c.authentication?.scheme ? { scheme: c.authentication.scheme, credentials: c.authentication.credentials ?? "" } : undefined,
+});
 const taskEvent = (task: Task): StreamResponse => ({ payload: { $case: "task", value: task } });
 
 /**
@@ -124,10 +133,10 @@ export class GatewayA2AHandler implements A2ARequestHandler {
     throw new UnsupportedOperationError(`Task ${m.taskId} is still ${row.state}; wait for it to end, then send a new message with contextId ${row.contextId}`);
   }
 
-  private async keepPushConfig(params: SendMessageRequest, taskId: string): Promise<void> {
+  private async keepPushConfig(s: CallState, params: SendMessageRequest, taskId: string): Promise<void> {
     const c = params.configuration?.taskPushNotificationConfig;
     if (!c?.url) return;
-    await savePushConfig(this.runtime.pool, taskId, { url: c.url, token: c.token || null, authentication: c.authentication ? { scheme: c.authentication.scheme, credentials: c.authentication.credentials } : null });
+    await addPushConfig(this.runtime, s.principal.agent.accountId, await this.task(s, taskId), c, "configuration.taskPushNotificationConfig.url");
   }
 
   /** Starts the task of a message: a chat turn or a job. */
@@ -138,14 +147,14 @@ export class GatewayA2AHandler implements A2ARequestHandler {
     const { principal } = s;
     if (!principal.automation) {
       const t = await startChatTask(this.runtime, principal, m, { onRateLimit: s.onRateLimit, onDelta, blocking });
-      await this.keepPushConfig(params, t.taskId);
+      await this.keepPushConfig(s, params, t.taskId);
       return { taskId: t.taskId, done: t.done };
     }
     const payloadText = JSON.stringify(jobPayload(m));
     const { accountId, id: agentId } = principal.agent;
     const job = await startAgentJob(this.runtime, { accountId, agentId, source: "a2a", payloadText, idempotencyKey: m.messageId });
     await insertJobTask(this.runtime.pool, { jobId: job.jobId, accountId, agentId, contextId: m.contextId || newId("ctx"), request: storedRequest(m, false) });
-    if (job.created) await this.keepPushConfig(params, job.jobId);
+    if (job.created) await this.keepPushConfig(s, params, job.jobId);
     return { taskId: job.jobId };
   }
 
@@ -336,19 +345,34 @@ export class GatewayA2AHandler implements A2ARequestHandler {
     });
   }
 
-  // Push notifications are not delivered yet (DESIGN §17, issue 19): the card says so, and A2A
-  // then requires PushNotificationNotSupportedError from the config methods.
-  async createTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
-    throw new PushNotificationNotSupportedError("Push notifications are not supported by this agent yet");
+  // Push notification configs (A2A §3.1.7–3.1.10): stored per task, delivered by the outbound engine (push.ts).
+  async createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    return this.guard(context, async (s) => {
+      const task = await this.task(s, params.taskId);
+      if (!params.url) throw new AppError("validation_failed", "url is required", { param: "url" });
+      const id = await addPushConfig(this.runtime, s.principal.agent.accountId, task, params, "url");
+      return pushConfigOf((await findPushConfig(this.runtime.pool, task.id, id))!);
+    });
   }
-  async getTaskPushNotificationConfig(_p: GetTaskPushNotificationConfigRequest): Promise<TaskPushNotificationConfig> {
-    throw new PushNotificationNotSupportedError("Push notifications are not supported by this agent yet");
+  async getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    return this.guard(context, async (s) => {
+      const task = await this.task(s, params.taskId);
+      const c = await findPushConfig(this.runtime.pool, task.id, params.id);
+      if (!c) throw new TaskNotFoundError(`Push notification config ${params.id} of task ${task.id} not found`);
+      return pushConfigOf(c);
+    });
   }
-  async listTaskPushNotificationConfigs(_p: ListTaskPushNotificationConfigsRequest): Promise<ListTaskPushNotificationConfigsResponse> {
-    throw new PushNotificationNotSupportedError("Push notifications are not supported by this agent yet");
+  async listTaskPushNotificationConfigs(params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext): Promise<ListTaskPushNotificationConfigsResponse> {
+    return this.guard(context, async (s) => {
+      const task = await this.task(s, params.taskId);
+      return { configs: (await listPushConfigs(this.runtime.pool, task.id)).map(pushConfigOf), nextPageToken: "" };
+    });
   }
-  async deleteTaskPushNotificationConfig(_p: DeleteTaskPushNotificationConfigRequest): Promise<void> {
-    throw new PushNotificationNotSupportedError("Push notifications are not supported by this agent yet");
+  async deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<void> {
+    return this.guard(context, async (s) => {
+      const task = await this.task(s, params.taskId);
+      await deletePushConfig(this.runtime.pool, task.id, params.id);
+    });
   }
 }
 

@@ -3,6 +3,7 @@ import { A2aPushConfig, A2aTask, AuditEntry, Job, Thread } from "../db/schema.js
 import { sqlNames } from "../db/names.js";
 import { newId } from "../infra/ids.js";
 import { ASYNC_COMMIT_CTE } from "../db/statement.js";
+import { chatTaskPushCte } from "../outbound/store.js";
 
 /**
  * The A2A task records (table a2a_tasks). A chat task's state is its own; a job task's state is
@@ -72,11 +73,12 @@ export async function insertChatTask(db: pg.Pool, t: { accountId: string; agentI
   return id;
 }
 
-/** A chat task's end (only from working: a second end changes nothing), NOTIFYed in the same statement. */
+/** A chat task's end (only from working: a second end changes nothing), NOTIFYed and its push notifications recorded in the same statement. */
 export async function finishChatTask(db: pg.Pool, id: string, end: { state: TaskStateName; answer: string | null; error: string | null }): Promise<void> {
   await db.query(
     `with u as (update ${T.table} set ${T.state} = $2, ${T.answer} = $3, ${T.error} = $4, ${T.updatedAt} = now()
                 where ${T.id} = $1 and ${T.state} = 'working' returning ${T.id}, ${T.account}, ${T.state})
+     , ${chatTaskPushCte("u")}
      select pg_notify('${A2A_TASK_CHANNEL}', json_build_object('taskId', ${T.id}, 'accountId', ${T.account}, 'state', ${T.state})::text) from u`,
     [id, end.state, end.answer, end.error],
   );
@@ -130,10 +132,44 @@ export async function listTasks(db: pg.Pool, accountId: string, agentId: string,
   return { rows: page.rows, total: count.rows[0]?.n ?? 0 };
 }
 
-/** Keeps a push notification config given with a message, for the outbound delivery engine (DESIGN §17). */
-export async function savePushConfig(db: pg.Pool, taskId: string, c: { url: string; token: string | null; authentication: Record<string, unknown> | null }): Promise<void> {
+export interface PushConfigRow {
+  id: string;
+  taskId: string;
+  url: string;
+  token: string | null;
+  authentication: { scheme?: string; credentials?: string } | null;
+}
+
+const PUSH_COLUMNS = `${P.id} as id, ${P.task} as "taskId", ${P.url} as url, ${P.token} as token, ${P.authentication} as authentication`;
+
+/** Keeps a push notification config of a task (given with a message, or created for it) for the outbound delivery engine (DESIGN §17). */
+export async function savePushConfig(db: pg.Pool, taskId: string, c: { url: string; token: string | null; authentication: Record<string, unknown> | null }): Promise<string> {
+  const id = newId("pnc");
   await db.query(
     `insert into ${P.table} (${P.id}, ${P.task}, ${P.url}, ${P.token}, ${P.authentication}, ${P.createdAt}) values ($1, $2, $3, $4, $5::jsonb, now())`,
-    [newId("pnc"), taskId, c.url, c.token, c.authentication === null ? null : JSON.stringify(c.authentication)],
+    [id, taskId, c.url, c.token, c.authentication === null ? null : JSON.stringify(c.authentication)],
   );
+  return id;
+}
+
+/** A task's push configs, oldest first (the caller has checked the task is the caller's). */
+export async function listPushConfigs(db: pg.Pool, taskId: string): Promise<PushConfigRow[]> {
+  const { rows } = await db.query<PushConfigRow>(`select ${PUSH_COLUMNS} from ${P.table} where ${P.task} = $1 order by ${P.createdAt}, ${P.id} limit 100`, [taskId]);
+  return rows;
+}
+
+export async function findPushConfig(db: pg.Pool, taskId: string, id: string): Promise<PushConfigRow | undefined> {
+  const { rows } = await db.query<PushConfigRow>(`select ${PUSH_COLUMNS} from ${P.table} where ${P.task} = $1 and ${P.id} = $2`, [taskId, id]);
+  return rows[0];
+}
+
+/** Idempotent; events not yet delivered to it find no config and stop. */
+export async function deletePushConfig(db: pg.Pool, taskId: string, id: string): Promise<void> {
+  await db.query(`delete from ${P.table} where ${P.task} = $1 and ${P.id} = $2`, [taskId, id]);
+}
+
+/** A task by id alone (the delivery engine's view: it has no caller). */
+export async function findTaskById(db: pg.Pool, id: string): Promise<TaskRow | undefined> {
+  const { rows } = await db.query<TaskRow>(`select ${COLUMNS} from ${FROM} where t.${T.id} = $1`, [id]);
+  return rows[0];
 }

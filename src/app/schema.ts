@@ -11,13 +11,14 @@ import { AgentTriggersResolver, JobResolver, TriggerResolver } from "../triggers
 import { JobListResolver } from "../jobs/resolvers.js";
 import { BillingResolver } from "../billing/resolvers.js";
 import { TriggerJobsResolver } from "../triggers/jobs-resolver.js";
+import { JobDeliveriesResolver, TriggerCallbackResolver } from "../triggers/callback-resolvers.js";
 import { TestWebhookResolver } from "../webhooks/resolvers.js";
 import { ReplayResolver } from "../webhooks/replay-resolver.js";
 import { AgentSchedulesResolver, ScheduleResolver } from "../agent-jobs/schedule-resolvers.js";
 import { createPubSub } from "@graphql-yoga/subscription";
 
 /** Every capability's resolvers; a capability adds its resolver classes here. */
-export const resolvers = [AccountResolver, AgentResolver, AgentAutomationResolver, AgentProtocolUrlsResolver, ApiKeyResolver, AgentApiKeysResolver, ThreadResolver, AgentThreadsResolver, TriggerResolver, AgentTriggersResolver, JobResolver, JobListResolver, TriggerJobsResolver, BillingResolver, TestWebhookResolver, ReplayResolver, ScheduleResolver, AgentSchedulesResolver] as const;
+export const resolvers = [AccountResolver, AgentResolver, AgentAutomationResolver, AgentProtocolUrlsResolver, ApiKeyResolver, AgentApiKeysResolver, ThreadResolver, AgentThreadsResolver, TriggerResolver, AgentTriggersResolver, JobResolver, JobListResolver, TriggerJobsResolver, BillingResolver, TestWebhookResolver, ReplayResolver, ScheduleResolver, AgentSchedulesResolver, TriggerCallbackResolver, JobDeliveriesResolver] as const;
 
 export async function buildGraphQLSchema(pubSub?: PubSub): Promise<GraphQLSchema> {
   return buildSchema({

@@ -156,6 +156,26 @@ const envSchema = z.object({
   EGRESS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   EGRESS_MAX_RESPONSE_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   EGRESS_MAX_REDIRECTS: z.coerce.number().int().min(0).max(20).default(5),
+  /** Seconds between the attempts of an outbound delivery (Svix's schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+  OUTBOUND_RETRY_SCHEDULE: z
+    .string()
+    .trim()
+    .default("5,300,1800,7200,18000,36000,36000")
+    .transform((v, ctx) => {
+      const gaps = v === "" ? [] : v.split(",").map((s) => Number(s.trim()));
+      if (gaps.length > 50 || gaps.some((g) => !Number.isFinite(g) || g < 0 || g > 7 * 86_400)) {
+        ctx.addIssue({ code: "custom", message: "must be at most 50 comma-separated numbers of seconds, each 0 to 604800, e.g. 5,300,1800" });
+        return z.NEVER;
+      }
+      return gaps;
+    }),
+  /** One outbound attempt: connecting (and TLS) must finish within the first, the whole answer within the second. */
+  OUTBOUND_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+  OUTBOUND_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
+  /** An outbound attempt reads at most this much of the response body, then stops reading. */
+  OUTBOUND_MAX_RESPONSE_BYTES: z.coerce.number().int().min(0).max(1024 * 1024).default(64 * 1024),
+  /** Outbound attempts one worker runs at a time (their own activity slots, apart from the runs'). */
+  OUTBOUND_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(100),
   // 3, not 2: the worker's activity pollers hold two slots while they wait, and an activity is
   // dispatched eagerly (~35 ms sooner; src/temporal/worker.ts) only into a third.
   SANDBOX_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(3),
@@ -259,6 +279,15 @@ export interface Config {
     timeoutMs: number;
     maxResponseBytes: number;
     maxRedirects: number;
+  };
+  /** Outbound deliveries (DESIGN §17): completion callbacks, A2A push notifications. */
+  outbound: {
+    /** Seconds between attempts; its length + 1 is the number of attempts. */
+    retrySchedule: number[];
+    connectTimeoutMs: number;
+    timeoutMs: number;
+    maxResponseBytes: number;
+    concurrency: number;
   };
   logLevel: (typeof LOG_LEVELS)[number];
   graphqlMaxCost: number;
@@ -405,6 +434,13 @@ export function loadConfig(
       timeoutMs: env.EGRESS_TIMEOUT_MS,
       maxResponseBytes: env.EGRESS_MAX_RESPONSE_BYTES,
       maxRedirects: env.EGRESS_MAX_REDIRECTS,
+    },
+    outbound: {
+      retrySchedule: env.OUTBOUND_RETRY_SCHEDULE,
+      connectTimeoutMs: env.OUTBOUND_CONNECT_TIMEOUT_MS,
+      timeoutMs: env.OUTBOUND_TIMEOUT_MS,
+      maxResponseBytes: env.OUTBOUND_MAX_RESPONSE_BYTES,
+      concurrency: env.OUTBOUND_CONCURRENCY,
     },
     logLevel: env.LOG_LEVEL,
     graphqlMaxCost: env.GRAPHQL_MAX_COST,

@@ -185,6 +185,8 @@ export const Trigger = defineEntity({
     description: p.text().nullable(),
     active: p.boolean().default(true),
     secretRequired: p.boolean().default(true),
+    /** Where a finished job's `job.done` / `job.failed` event is POSTed (DESIGN §17); null: no callback. */
+    callbackUrl: p.text().nullable(),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
     updatedAt: p.datetime().onCreate(now).onUpdate(now),
   },
@@ -206,6 +208,21 @@ export const TriggerSecret = defineEntity({
   indexes: [{ properties: ["trigger", "expiresAt"] }],
 });
 export type ITriggerSecret = InferEntity<typeof TriggerSecret>;
+
+/** The secrets a trigger signs its completion callbacks with: kept like its inbound secrets (same shape, same 24-hour grace). */
+export const TriggerCallbackSecret = defineEntity({
+  name: "TriggerCallbackSecret",
+  tableName: "trigger_callback_secrets",
+  properties: {
+    id: p.string().primary(),
+    trigger: () => p.manyToOne(Trigger).deleteRule("cascade"),
+    sealedSecret: p.text(),
+    expiresAt: p.datetime().nullable(),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+  },
+  indexes: [{ properties: ["trigger", "expiresAt"] }],
+});
+export type ITriggerCallbackSecret = InferEntity<typeof TriggerCallbackSecret>;
 
 export const JOB_STATUSES = ["queued", "running", "done", "failed"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -315,6 +332,67 @@ export const JobStep = defineEntity({
   primaryKeys: ["job", "key"],
 });
 export type IJobStep = InferEntity<typeof JobStep>;
+
+/** What an outbound delivery carries (DESIGN §17): a job's completion callback, a trigger's test event, an A2A push. */
+export const DELIVERY_KINDS = ["job_callback", "test_callback", "a2a_push"] as const;
+export type DeliveryKind = (typeof DELIVERY_KINDS)[number];
+export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/**
+ * One delivery cycle of one outbound message (the `deliver` workflow's id is this row's id). A
+ * redelivery is a new cycle with the same `webhookId`. Inserted in the transaction that commits
+ * the event (a job's terminal transition), started on Temporal by the delivery dispatcher.
+ */
+export const Delivery = defineEntity({
+  name: "Delivery",
+  tableName: "deliveries",
+  properties: {
+    id: p.string().primary(),
+    account: () => p.manyToOne(Account).deleteRule("cascade"),
+    job: () => p.manyToOne(Job).deleteRule("cascade").nullable().index(),
+    trigger: () => p.manyToOne(Trigger).deleteRule("cascade").nullable(),
+    kind: p.enum(DELIVERY_KINDS),
+    /** `webhook-id`: the same on every attempt and every redelivery of the message. */
+    webhookId: p.string().length(100),
+    /** The request body, byte for byte the same on every attempt and redelivery; null: built from the job when first sent. */
+    body: p.text().nullable(),
+    /** A2A push: the push notification config the event goes to. */
+    target: p.string().length(255).nullable(),
+    /** A2A push: the task state the event reports (working, completed, failed, canceled). */
+    event: p.string().length(40).nullable(),
+    status: p.enum(DELIVERY_STATUSES).default("pending"),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+    finishedAt: p.datetime().nullable(),
+    /** When the `deliver` workflow was started; null rows are picked up by the delivery dispatcher. */
+    dispatchedAt: p.datetime().nullable(),
+    dispatchLeaseUntil: p.datetime().nullable(),
+    traceContext: p.string().length(64).nullable(),
+  },
+  indexes: [{ name: "deliveries_undispatched_idx", properties: ["createdAt"], where: { dispatchedAt: null } }],
+});
+export type IDelivery = InferEntity<typeof Delivery>;
+
+/** One HTTP attempt of a delivery: what the receiver answered, or why there was no answer. */
+export const DeliveryAttempt = defineEntity({
+  name: "DeliveryAttempt",
+  tableName: "delivery_attempts",
+  properties: {
+    delivery: () => p.manyToOne(Delivery).deleteRule("cascade").primary(),
+    attempt: p.integer().primary(),
+    at: p.datetime(),
+    url: p.text(),
+    statusCode: p.integer().nullable(),
+    durationMs: p.integer(),
+    error: p.text().nullable(),
+    /** Bytes of the response body read (the read stops at OUTBOUND_MAX_RESPONSE_BYTES). */
+    responseBytes: p.integer().default(0),
+    /** The start of the response body, for the delivery log. */
+    responseExcerpt: p.text().nullable(),
+  },
+  primaryKeys: ["delivery", "attempt"],
+});
+export type IDeliveryAttempt = InferEntity<typeof DeliveryAttempt>;
 
 export const IdempotencyRecord = defineEntity({
   name: "IdempotencyRecord",
@@ -479,6 +557,7 @@ export const entities = [
   Trigger,
   Schedule,
   TriggerSecret,
+  TriggerCallbackSecret,
   Job,
   JobStep,
   IdempotencyRecord,
@@ -488,4 +567,6 @@ export const entities = [
   AuditEntry,
   LedgerEntry,
   RateLimitWindow,
+  Delivery,
+  DeliveryAttempt,
 ];

@@ -3,13 +3,15 @@ import { WorkflowNotFoundError } from "@temporalio/client";
 import type { Runtime } from "../runtime/runtime.js";
 import { AppError } from "../errors/app-error.js";
 import { newId } from "../infra/ids.js";
+import { jobCallbackCte, jobPushCte } from "../outbound/store.js";
 import { getJob, JOB_COLUMNS, NOTIFY_STATUS, type JobRow } from "./store.js";
 
 /** The error a cancelled job carries. */
 export const CANCELLED = "cancelled";
 
 /**
- * Marks a queued or running job failed with `cancelled` (and published), and marks it dispatched
+ * Marks a queued or running job failed with `cancelled` (published, its completion callback
+ * recorded), and marks it dispatched
  * so the dispatcher never starts a workflow for it. The caller then cancels the Temporal run.
  * A finished job answers job_finished; an unknown or foreign one not_found.
  */
@@ -17,8 +19,10 @@ export async function markCancelled(db: pg.Pool, accountId: string, jobId: strin
   const { rows } = await db.query<JobRow>(
     `with u as (update jobs set status = 'failed', error = '${CANCELLED}', finished_at = now(), started_at = coalesce(started_at, now()),
                   dispatched_at = coalesce(dispatched_at, now())
-                where id = $1 and account_id = $2 and status in ('queued', 'running') returning *),
-          n as (select ${NOTIFY_STATUS} from u)
+                where id = $1 and account_id = $2 and status in ('queued', 'running') returning *, 'running' as before),
+          n as (select ${NOTIFY_STATUS} from u),
+          ${jobCallbackCte("u")},
+          ${jobPushCte("u")}
      select ${JOB_COLUMNS} from u, (select count(*) from n) as published`,
     [jobId, accountId],
   );

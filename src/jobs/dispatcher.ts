@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError } from "@temporalio/client";
 import type { Runtime } from "../runtime/runtime.js";
-import type { agentRun } from "../../workflows/agent-run.js";
-import { AGENT_RUN_WORKFLOW } from "../../workflows/contract.js";
+import { AGENT_RUN_WORKFLOW, DELIVER_WORKFLOW } from "../../workflows/contract.js";
+import { DELIVERIES_TABLE } from "../outbound/store.js";
 
 export { AGENT_RUN_WORKFLOW } from "../../workflows/contract.js";
 
@@ -12,7 +12,21 @@ const MAX_BATCHES_PER_PASS = 20;
 const DISPATCH_LEASE_MS = 60_000;
 
 /**
- * Starts the `agentRun` workflow of committed jobs (workflow id = job id). Two paths:
+ * What a dispatcher starts: the rows of `table` (with the columns id, created_at, dispatched_at,
+ * dispatch_lease_until, trace_context) each as one run of `workflow`, workflow id = row id.
+ */
+export interface DispatchTarget {
+  table: string;
+  workflow: string;
+}
+
+export const JOB_DISPATCH: DispatchTarget = { table: "jobs", workflow: AGENT_RUN_WORKFLOW };
+/** Outbound deliveries (outbound/): recorded with the event they carry, each started as a `deliver` workflow. */
+export const DELIVERY_DISPATCH: DispatchTarget = { table: DELIVERIES_TABLE, workflow: DELIVER_WORKFLOW };
+
+/**
+ * Starts the `agentRun` workflow of committed jobs (or, with DELIVERY_DISPATCH, the `deliver`
+ * workflow of recorded deliveries) (workflow id = job id). Two paths:
  * - right after the ingest commit (`enqueue`), for low latency;
  * - a loop that picks up any job still undispatched after a few seconds (Temporal was down, the
  *   process died between commit and start, the immediate queue overflowed).
@@ -36,6 +50,7 @@ export class Dispatcher {
   constructor(
     private readonly runtime: Runtime,
     private readonly options: { concurrency?: number; maxQueue?: number; sweepEveryMs?: number; sweepAfterMs?: number; sweepBatch?: number } = {},
+    private readonly target: DispatchTarget = JOB_DISPATCH,
   ) {}
 
   private get concurrency() {
@@ -74,7 +89,7 @@ export class Dispatcher {
     const { client, connection } = this.runtime.temporal;
     const start = () =>
       connection.withDeadline(Date.now() + 5000, () =>
-        client.workflow.start<typeof agentRun>(AGENT_RUN_WORKFLOW, {
+        client.workflow.start(this.target.workflow, {
           taskQueue: this.runtime.config.temporal.taskQueue,
           workflowId: jobId,
           args: [jobId],
@@ -107,16 +122,16 @@ export class Dispatcher {
     this.toMark = [];
     if (ids.length === 0) return;
     await this.runtime.pool
-      .query("update jobs set dispatched_at = now() where id = any($1::text[]) and dispatched_at is null", [ids])
+      .query(`update ${this.target.table} set dispatched_at = now() where id = any($1::text[]) and dispatched_at is null`, [ids])
       .catch((err) => this.runtime.log.warn({ err: String(err) }, "could not mark jobs dispatched; they will be re-started harmlessly"));
   }
 
   /** Claims up to `batch` undispatched jobs (a lease taken with SKIP LOCKED). */
   private async claim(batch: number): Promise<{ id: string; trace_context: string | null }[]> {
     const { rows } = await this.runtime.pool.query<{ id: string; trace_context: string | null }>(
-      `update jobs set dispatch_lease_until = now() + make_interval(secs => $2::float8 / 1000)
+      `update ${this.target.table} set dispatch_lease_until = now() + make_interval(secs => $2::float8 / 1000)
        where id in (
-         select id from jobs
+         select id from ${this.target.table}
          where dispatched_at is null and created_at < now() - make_interval(secs => $1::float8 / 1000)
            and (dispatch_lease_until is null or dispatch_lease_until < now())
          order by created_at limit $3
@@ -192,7 +207,7 @@ export class Dispatcher {
       while (i < rows.length) notStarted.push(rows[i++]!.id);
       await this.flushMarks();
       if (notStarted.length > 0) {
-        await this.runtime.pool.query("update jobs set dispatch_lease_until = null where id = any($1::text[]) and dispatched_at is null", [notStarted]);
+        await this.runtime.pool.query(`update ${this.target.table} set dispatch_lease_until = null where id = any($1::text[]) and dispatched_at is null`, [notStarted]);
       }
       if (!failed && started > 0) this.unhealthyUntil = 0;
       // A pass cut short by its batch limit goes again at once; a failed claim waits for the next tick.

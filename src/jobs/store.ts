@@ -2,6 +2,7 @@ import type pg from "pg";
 import type { JobSource, JobStatus } from "../db/schema.js";
 import { storableText } from "../infra/text.js";
 import { withTransaction } from "../db/tx.js";
+import { jobCallbackCte, jobPushCte } from "../outbound/store.js";
 
 /**
  * Channel carrying every job status transition (JSON `JobStatusNotice`). A NOTIFY payload is
@@ -85,14 +86,17 @@ export async function jobEventsSince(db: pg.Pool, since: Date): Promise<JobStatu
 
 /**
  * Runs an UPDATE on one job and NOTIFYs the transition in the same statement, so an event is
- * published exactly when (and only if) the change commits. Only a change of status is an event:
+ * published exactly when (and only if) the change commits; a change to done/failed records the
+ * trigger's completion callback in it too, and any change its A2A task's push notifications (outbound/store.ts). Only a change of status is an event:
  * marking a running job running again (a retried attempt) updates the row silently. (The
  * subquery in RETURNING sees the row as it was before this statement.)
  */
 async function transition(db: pg.Pool, jobId: string, set: string, where: string, params: unknown[]): Promise<boolean> {
   const { rows } = await db.query(
     `with u as (update jobs set ${set} where id = $1 and ${where}
-       returning id, account_id, agent_id, trigger_id, status, attempts, (select b.status from jobs b where b.id = $1) as before)
+       returning id, account_id, agent_id, trigger_id, status, attempts, error, (select b.status from jobs b where b.id = $1) as before),
+     ${jobCallbackCte("u")},
+     ${jobPushCte("u")}
      select case when u.status is distinct from u.before then ${NOTIFY_STATUS} end from u`,
     [jobId, ...params],
   );
@@ -137,8 +141,9 @@ export async function beginRunRow(
          where id = $1 and (status = 'running' or (status = 'queued'
            and (select count(*) from jobs r where r.account_id = jobs.account_id and r.status = 'running') < $2::int
            and (select count(*) from jobs r where r.account_id = jobs.account_id and r.agent_id = jobs.agent_id and r.status = 'running') < $3::int))
-         returning id, account_id, agent_id, trigger_id, status, attempts, (select b.status from jobs b where b.id = $1) as before),
-       n as (select case when u.status is distinct from u.before then ${NOTIFY_STATUS} end as sent from u)
+         returning id, account_id, agent_id, trigger_id, status, attempts, error, (select b.status from jobs b where b.id = $1) as before),
+       n as (select case when u.status is distinct from u.before then ${NOTIFY_STATUS} end as sent from u),
+       ${jobPushCte("u")}
        select a.cpu_time_limit_ms as "cpuTimeLimitMs", a.wall_time_limit_ms as "wallTimeLimitMs", (select count(*) from u)::int as began, j.status,
               (select count(*) from n)::int as notified
          from jobs j join agents a on a.id = j.agent_id where j.id = $1`,
@@ -167,8 +172,9 @@ export async function startAttempt(db: pg.Pool, jobId: string, attempt: number):
   const { rows } = await db.query<JobRow & { agentFound: boolean; script: string | null; egressAllow: string[] | null; cpuTimeLimitMs: number | null; wallTimeLimitMs: number | null; payloadFound: boolean; payload: unknown; payloadPurged: boolean; notified: number }>(
     `with u as (update jobs set status = 'running', started_at = coalesce(started_at, now()), attempts = greatest(attempts, $2::int)
        where id = $1 and status in ('queued', 'running') and (status = 'queued' or attempts < $2::int)
-       returning id, account_id, agent_id, trigger_id, status, attempts, (select b.status from jobs b where b.id = $1) as before),
-     n as (select case when u.status is distinct from u.before then ${NOTIFY_STATUS} end as sent from u)
+       returning id, account_id, agent_id, trigger_id, status, attempts, error, (select b.status from jobs b where b.id = $1) as before),
+     n as (select case when u.status is distinct from u.before then ${NOTIFY_STATUS} end as sent from u),
+     ${jobPushCte("u")}
      select ${JOB_COLUMNS_OF_J}, a.id is not null as "agentFound", a.script, a.egress_allow as "egressAllow",
             a.cpu_time_limit_ms as "cpuTimeLimitMs", a.wall_time_limit_ms as "wallTimeLimitMs",
             p.job_id is not null as "payloadFound", p.payload, p.payload_purged_at is not null as "payloadPurged", (select count(*) from n)::int as notified
@@ -215,7 +221,8 @@ export interface RunOutput {
 
 /**
  * Stores what a run produced (job + audit entry) and marks the job done, in one statement: the
- * output and the status commit together (the workflow then has nothing left to write). A job that
+ * output and the status commit together (the workflow then has nothing left to write), with the
+ * completion callback when the trigger has one. A job that
  * is no longer queued/running (cancelled meanwhile) keeps its status. Returns whether it is done.
  */
 export async function saveOutputAndMarkDone(db: pg.Pool, jobId: string, out: RunOutput): Promise<boolean> {
@@ -226,8 +233,10 @@ export async function saveOutputAndMarkDone(db: pg.Pool, jobId: string, out: Run
          finished_at = case when status in ('queued', 'running') then now() else finished_at end,
          error = case when status in ('queued', 'running') then null else error end
        where id = $1
-       returning id, account_id, agent_id, trigger_id, status, attempts, (select b.status from jobs b where b.id = $1) as before),
-     a as (update audit_entries set result = $2::jsonb, model_calls = $6::jsonb, tools_used = $7::jsonb, cost_micros = $4 where job_id = (select id from j))
+       returning id, account_id, agent_id, trigger_id, status, attempts, error, (select b.status from jobs b where b.id = $1) as before),
+     a as (update audit_entries set result = $2::jsonb, model_calls = $6::jsonb, tools_used = $7::jsonb, cost_micros = $4 where job_id = (select id from j)),
+     ${jobCallbackCte("j")},
+     ${jobPushCte("j")}
      select status, case when status is distinct from before then ${NOTIFY_STATUS} end from j`,
     [jobId, result, out.threadId, out.costMicros, JSON.stringify(out.logs), JSON.stringify(out.modelCalls), JSON.stringify(out.toolsUsed)],
   );

@@ -3,6 +3,10 @@ import { NativeConnection, Worker, Runtime as TemporalRuntime, DefaultLogger, ty
 import type { Runtime } from "../runtime/runtime.js";
 import { createActivities } from "./activities.js";
 import { ensureRetentionSchedule } from "../jobs/schedule.js";
+import { DELIVERY_DISPATCH, Dispatcher } from "../jobs/dispatcher.js";
+import { createOutboundActivities } from "../outbound/activities.js";
+import { a2aPushBody, a2aPushHeaders } from "../a2a/push.js";
+import { outboundTaskQueue } from "../../workflows/contract.js";
 import { jobMetricsInterceptor, loopbackPort, startWorkerMetricsServer } from "./worker-metrics.js";
 
 /** `workflows/index` of the tree this process runs from: the TypeScript source or `dist/`. */
@@ -43,10 +47,11 @@ export async function startWorker(runtime: Runtime, options: { taskQueue?: strin
   const { config } = runtime;
   await installTemporalRuntime(config.logLevel, config.workerMetricsPort !== undefined);
   const connection = await NativeConnection.connect({ address: config.temporal.address! });
+  const taskQueue = options.taskQueue ?? config.temporal.taskQueue;
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
-    taskQueue: options.taskQueue ?? config.temporal.taskQueue,
+    taskQueue,
     workflowsPath: workflowsPath(),
     activities: createActivities(runtime),
     // A worker takes only as many activities as it has sandboxes, so a backlog waits in Temporal's
@@ -63,6 +68,19 @@ export async function startWorker(runtime: Runtime, options: { taskQueue?: strin
     // OpenTelemetry (when on): workflow and activity spans continue the trace the start carried.
     plugins: runtime.tracing ? [runtime.tracing.temporalPlugin] : [],
   });
+  // Outbound attempts (the `deliver` workflow's activities) on a queue of their own with their own
+  // slots: a receiver that hangs until its timeout holds one of these, never a run's sandbox slot.
+  const outboundWorker = await Worker.create({
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue: outboundTaskQueue(taskQueue),
+    activities: createOutboundActivities(runtime, { a2aPushBody, a2aPushHeaders }),
+    maxConcurrentActivityTaskExecutions: config.outbound.concurrency,
+    shutdownGraceTime: "5 seconds",
+  });
+  // Deliveries are recorded with their event (in the worker's own transitions, or by the API); the
+  // workers start their workflows. Every worker sweeps; the lease shares the rows out.
+  const deliveries = new Dispatcher(runtime, { sweepAfterMs: 0, sweepEveryMs: 250 }, DELIVERY_DISPATCH);
   const metricsServer =
     config.workerMetricsPort === undefined
       ? undefined
@@ -70,7 +88,12 @@ export async function startWorker(runtime: Runtime, options: { taskQueue?: strin
   if (metricsServer) runtime.log.info({ url: metricsServer.url }, "worker metrics listening");
   // The retention Schedule (idempotent); a failure must not keep the worker from running jobs.
   await ensureRetentionSchedule(runtime, options.taskQueue ?? config.temporal.taskQueue).catch((err) => runtime.log.warn({ err }, "could not create the retention schedule"));
-  const done = worker.run().finally(async () => {
+  deliveries.start();
+  const outboundDone = outboundWorker.run();
+  const done = Promise.all([worker.run().finally(() => {
+    if (outboundWorker.getState() === "RUNNING") outboundWorker.shutdown();
+  }), outboundDone]).then(() => undefined).finally(async () => {
+    await deliveries.close();
     await metricsServer?.close();
     await connection.close().catch(() => {});
   });
@@ -79,7 +102,9 @@ export async function startWorker(runtime: Runtime, options: { taskQueue?: strin
     metricsUrl: metricsServer?.url,
     done,
     async shutdown() {
+      deliveries.stop();
       if (worker.getState() === "RUNNING") worker.shutdown();
+      if (outboundWorker.getState() === "RUNNING") outboundWorker.shutdown();
       await done.catch((err) => runtime.log.error({ err }, "worker stopped with an error"));
     },
   };

@@ -42,14 +42,16 @@ export class TriggerResolver {
   async createTrigger(
     @Arg("agentId", () => ID) agentId: string,
     @Arg("description", () => String, { nullable: true }) description: string | null,
+    @Arg("callbackUrl", () => String, { nullable: true, description: "https:// URL that receives job.done / job.failed events" }) callbackUrl: string | null,
     @Ctx() ctx: GraphQLContext,
   ): Promise<CreatedTriggerType> {
-    const { trigger, secret } = await createTrigger(ctx.runtime, accountOf(ctx), agentId, description);
+    const { trigger, secret, callbackSecret } = await createTrigger(ctx.runtime, accountOf(ctx), agentId, description, callbackUrl);
     const url = webhookUrl(ctx.runtime, trigger.id);
     const commands = testCommands(url, secret);
     return Object.assign(new CreatedTriggerType(), {
       trigger: toType(ctx)(trigger),
       secret,
+      callbackSecret,
       webhookUrl: url,
       testCommand: commands.plain,
       signedTestCommand: commands.signed,
@@ -62,9 +64,10 @@ export class TriggerResolver {
     @Arg("description", () => String, { nullable: true }) description: string | null,
     @Arg("secretRequired", () => Boolean, { nullable: true, description: "false accepts webhooks without a secret (not recommended)" })
     secretRequired: boolean | null,
+    @Arg("callbackUrl", () => String, { nullable: true, description: "Omitted: unchanged; null or \"\": no callbacks any more" }) callbackUrl: string | null | undefined,
     @Ctx() ctx: GraphQLContext,
   ): Promise<TriggerType> {
-    const row = await updateTrigger(ctx.runtime, accountOf(ctx), id, { description, secretRequired });
+    const row = await updateTrigger(ctx.runtime, accountOf(ctx), id, { description, secretRequired, callbackUrl });
     return toType(ctx)(row);
   }
 

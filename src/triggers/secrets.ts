@@ -28,11 +28,5 @@ export function validSecrets(secrets: StoredSecret[], now: number): string[] {
   return secrets.filter((s) => s.expiresAt === null || s.expiresAt > now).map((s) => s.secret);
 }
 
-/** The HMAC key for Standard Webhooks: the bytes after `whsec_` (base64), else the secret's own bytes. */
-export function standardWebhooksKey(secret: string): Buffer {
-  if (secret.startsWith("whsec_")) {
-    const decoded = Buffer.from(secret.slice(6), "base64");
-    if (decoded.length > 0) return decoded;
-  }
-  return Buffer.from(secret, "utf8");
-}
+// The Standard Webhooks key lives with the signer (inbound checks and outbound signatures share it).
+export { standardWebhooksKey } from "../outbound/sign.js";

@@ -13,6 +13,8 @@ export class TriggerType {
   @Field(() => Boolean, { description: "Inactive triggers reject webhooks with 403 trigger_inactive" }) active!: boolean;
   @Field(() => Boolean, { description: "When false, webhooks need no secret or signature" }) secretRequired!: boolean;
   @Field(() => String) webhookUrl!: string;
+  @Field(() => String, { nullable: true, description: "Where job.done / job.failed events are POSTed (Standard Webhooks, signed with callbackSecret); null: none" })
+  callbackUrl!: string | null;
   @Field(() => Date) createdAt!: Date;
   @Field(() => Date) updatedAt!: Date;
   accountId!: string;
@@ -26,6 +28,7 @@ export class TriggerType {
       active: row.active,
       secretRequired: row.secretRequired,
       webhookUrl,
+      callbackUrl: row.callbackUrl,
       createdAt: row.createdAt,
       updatedAt: row.updatedAt,
     });
@@ -36,6 +39,8 @@ export class TriggerType {
 export class CreatedTriggerType {
   @Field(() => TriggerType) trigger!: TriggerType;
   @Field(() => String, { description: "The signing secret (whsec_…); also readable later as Trigger.secret" }) secret!: string;
+  @Field(() => String, { description: "The secret completion callbacks are signed with (whsec_…, Standard Webhooks); also readable later as Trigger.callbackSecret" })
+  callbackSecret!: string;
   @Field(() => String) webhookUrl!: string;
   @Field(() => String, { description: "A ready-to-run curl with the x-trigger-secret header and a sample JSON body" }) testCommand!: string;
   @Field(() => String, { description: "The same request signed with X-Service-Signature (HMAC-SHA256) and X-Service-Timestamp" })

@@ -1,5 +1,7 @@
 import { gql } from "./client";
-import type { Job, JobAudit, JobFilter, JobSummary, Page } from "./types";
+import type { Delivery, Job, JobAudit, JobFilter, JobSummary, Page } from "./types";
+
+export const DELIVERY_FIELDS = `deliveryId webhookId attempt at url statusCode durationMs error responseBytes deliveryStatus`;
 
 export const JOB_FIELDS = `id status triggerId agentId threadId result error attempts cost logs createdAt startedAt finishedAt`;
 const SUMMARY = `id status triggerId agentId threadId error attempts cost createdAt startedAt finishedAt replayOf { id }`;
@@ -17,5 +19,8 @@ export const jobsApi = {
       { id },
     ).then((d) => d.job),
   cancelJob: (id: string) => gql<{ cancelJob: JobSummary }>(`mutation($id: ID!) { cancelJob(id: $id) { ${SUMMARY} } }`, { id }).then((d) => d.cancelJob),
+  deliveries: (id: string) =>
+    gql<{ job: { deliveries: Delivery[] } | null }>(`query($id: ID!) { job(id: $id) { deliveries { ${DELIVERY_FIELDS} } } }`, { id }).then((d) => d.job?.deliveries ?? []),
+  redeliver: (id: string) => gql<{ redeliver: { id: string } }>(`mutation($id: ID!) { redeliver(jobId: $id) { id } }`, { id }).then((d) => d.redeliver),
   replayJob: (id: string) => gql<{ replayJob: JobSummary }>(`mutation($id: ID!) { replayJob(id: $id) { ${SUMMARY} } }`, { id }).then((d) => d.replayJob),
 };

@@ -1,8 +1,8 @@
 import { gql } from "./client";
-import { JOB_FIELDS } from "./jobs";
-import type { Job, LogEntry, Trigger, TriggerSummary } from "./types";
+import { DELIVERY_FIELDS, JOB_FIELDS } from "./jobs";
+import type { Delivery, Job, LogEntry, Trigger, TriggerSummary } from "./types";
 
-const TRIGGER_FIELDS = `id agentId description active secretRequired webhookUrl secret createdAt agent { id name }`;
+const TRIGGER_FIELDS = `id agentId description active secretRequired webhookUrl secret callbackUrl callbackSecret createdAt agent { id name }`;
 
 export const triggersApi = {
   triggers: () => gql<{ triggers: TriggerSummary[] }>(`{ triggers { id agentId description active webhookUrl createdAt agent { id name } } }`).then((d) => d.triggers),
@@ -48,6 +48,21 @@ export const triggersApi = {
     gql<{ revokePreviousTriggerSecrets: { id: string } }>(`mutation($id: ID!) { revokePreviousTriggerSecrets(id: $id) { id } }`, { id }).then(
       (d) => d.revokePreviousTriggerSecrets,
     ),
+  setCallbackUrl: (id: string, url: string | null) =>
+    gql<{ updateTrigger: { id: string; callbackUrl: string | null; callbackSecret: string | null } }>(
+      `mutation($id: ID!, $u: String) { updateTrigger(id: $id, callbackUrl: $u) { id callbackUrl callbackSecret } }`,
+      { id, u: url },
+    ).then((d) => d.updateTrigger),
+  rotateCallbackSecret: (id: string) =>
+    gql<{ rotateCallbackSecret: { secret: string; previousSecretExpiresAt: string } }>(
+      `mutation($id: ID!) { rotateCallbackSecret(id: $id) { secret previousSecretExpiresAt } }`,
+      { id },
+    ).then((d) => d.rotateCallbackSecret),
+  sendTestCallback: (triggerId: string) =>
+    gql<{ sendTestCallback: { webhookId: string; attempts: Delivery[] } }>(
+      `mutation($t: ID!) { sendTestCallback(triggerId: $t) { webhookId attempts { ${DELIVERY_FIELDS} } } }`,
+      { t: triggerId },
+    ).then((d) => d.sendTestCallback),
   sendTestWebhook: (triggerId: string, payload: unknown) =>
     gql<{ sendTestWebhook: Job }>(`mutation($t: ID!, $p: JSON!) { sendTestWebhook(triggerId: $t, payload: $p) { ${JOB_FIELDS} } }`, { t: triggerId, p: payload }).then(
       (d) => d.sendTestWebhook,

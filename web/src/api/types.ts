@@ -63,7 +63,22 @@ export interface LogEntry {
 export interface Trigger extends TriggerSummary {
   secret: string | null;
   secretRequired: boolean;
+  callbackUrl: string | null;
+  callbackSecret: string | null;
   logs: LogEntry[];
+}
+/** One attempt to deliver an outbound event (a completion callback, a test event). */
+export interface Delivery {
+  deliveryId: string;
+  webhookId: string;
+  attempt: number;
+  at: string;
+  url: string;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  responseBytes: number;
+  deliveryStatus: "PENDING" | "DELIVERED" | "FAILED";
 }
 export interface Job {
   id: string;

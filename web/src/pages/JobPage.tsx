@@ -1,4 +1,5 @@
 import { api } from "../api";
+import { DeliveriesPanel } from "../components/DeliveriesPanel";
 import { ErrorBox } from "../components/ErrorBox";
 import { JobActions } from "../components/JobActions";
 import { StatusBadge } from "../components/StatusBadge";
@@ -61,6 +62,7 @@ export function JobPage({ id }: { id: string }) {
           <strong>Error:</strong> {job.error}
         </div>
       ) : null}
+      {job.triggerId ? <DeliveriesPanel jobId={job.id} finished={job.status === "DONE" || job.status === "FAILED"} /> : null}
       <section className="panel" aria-labelledby="audit-h">
         <h2 id="audit-h">Audit</h2>
         <h3>Payload</h3>

@@ -1,4 +1,5 @@
 import { api, type Trigger } from "../api";
+import { CallbackPanel } from "../components/CallbackPanel";
 import { ErrorBox } from "../components/ErrorBox";
 import { InactiveBadge } from "../components/InactiveBadge";
 import { LogsPanel } from "../components/LogsPanel";
@@ -36,6 +37,7 @@ export function TriggerPage({ id, onRun }: { id: string; onRun: () => Promise<vo
       <TriggerActivePanel trigger={trigger} onChange={patch} />
       <TriggerDetailsPanel trigger={trigger} onChange={patch} />
       <SecretPanel trigger={trigger} onChange={patch} />
+      <CallbackPanel trigger={trigger} onChange={patch} />
       <TestTool trigger={trigger} onRun={onRun} />
       <LogsPanel triggerId={trigger.id} initial={trigger.logs} onChange={() => void onRun()} />
     </section>

@@ -1,0 +1,54 @@
+import { StreamResponse, TaskState, type TaskPushNotificationConfig } from "@a2a-js/sdk";
+import type { Runtime } from "../runtime/runtime.js";
+import { insertPushForState } from "../outbound/store.js";
+import { validateCallbackUrl } from "../outbound/target.js";
+import { toTask } from "./mapping.js";
+import { findTaskById, savePushConfig, type PushConfigRow, type TaskRow } from "./store.js";
+
+/**
+ * A2A push notifications (specification §4.3, §13.2) on the outbound delivery engine: a task's
+ * state changes are recorded as deliveries with the change (outbound/store.ts), and each POST's
+ * body is built here, as the A2A v1.0 HTTP+JSON `StreamResponse`: `statusUpdate` for WORKING,
+ * the whole `task` (final status and artifacts in one event, so no ordering between two POSTs
+ * matters) for COMPLETED, FAILED and CANCELED.
+ */
+
+export const A2A_CONTENT_TYPE = "application/a2a+json";
+/** The token header of a2a-js's push sender (and the A2A samples). */
+export const TOKEN_HEADER = "X-A2A-Notification-Token";
+
+const STATE: Record<string, TaskState> = { working: TaskState.TASK_STATE_WORKING };
+
+/** The body of one push, or null when the task is gone. */
+export async function a2aPushBody(runtime: Runtime, taskId: string, event: string, at: Date): Promise<string | null> {
+  const row = await findTaskById(runtime.pool, taskId);
+  if (!row) return null;
+  const task = toTask(row);
+  const sr: StreamResponse =
+    event in STATE
+      ? { payload: { $case: "statusUpdate", value: { taskId: task.id, contextId: task.contextId, status: { state: STATE[event]!, message: undefined, timestamp: at.toISOString() }, metadata: undefined } } }
+      : { payload: { $case: "task", value: task } };
+  return JSON.stringify(StreamResponse.toJSON(sr));
+}
+
+/** The push's own headers: the config's token and its authentication (`Authorization: <scheme> <credentials>`). */
+export function a2aPushHeaders(token: string | null, authentication: PushConfigRow["authentication"]): Record<string, string> {
+  const headers: Record<string, string> = { "content-type": A2A_CONTENT_TYPE };
+  if (token) headers[TOKEN_HEADER.toLowerCase()] = token;
+  if (authentication?.scheme && authentication.credentials) headers.authorization = `${authentication.scheme} ${authentication.credentials}`;
+  return headers;
+}
+
+/**
+ * Keeps a push config of a task, its URL held to the egress rules (`param` names the field), and
+ * records the event of the state the task is already in (a task that moved on before its config
+ * was stored still notifies it; a no-op when the transition recorded it).
+ */
+export async function addPushConfig(runtime: Runtime, accountId: string, task: TaskRow, c: Pick<TaskPushNotificationConfig, "url" | "token" | "authentication">, param: string): Promise<string> {
+  const url = validateCallbackUrl(c.url, runtime.config.egress, param);
+  const authentication = c.authentication?.scheme ? { scheme: c.authentication.scheme, credentials: c.authentication.credentials } : null;
+  const id = await savePushConfig(runtime.pool, task.id, { url, token: c.token || null, authentication });
+  const now = (await findTaskById(runtime.pool, task.id)) ?? task;
+  if (now.state !== "submitted") await insertPushForState(runtime.pool, accountId, id, now.kind === "job" ? now.id : null, now.state);
+  return id;
+}

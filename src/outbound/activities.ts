@@ -1,0 +1,78 @@
+import type { DeliveryStatus } from "../db/schema.js";
+import { decryptSecret } from "../infra/crypto.js";
+import type { Runtime } from "../runtime/runtime.js";
+import type { DeliveryPlan } from "../../workflows/contract.js";
+import { createOutboundSender } from "./send.js";
+import { standardWebhookHeaders } from "./sign.js";
+import { keepBody, loadDeliveryRequest, recordAttempt, type DeliveryRequestRow } from "./store.js";
+
+/** A result larger than this is left out of a completion event; `data.result_url` points at it instead. */
+export const MAX_INLINE_RESULT_BYTES = 256 * 1024;
+
+/** The body of a job's completion event (README, "Completion callbacks"). */
+export function jobEventBody(row: DeliveryRequestRow, publicBaseUrl: string): unknown {
+  const jobId = row.jobId!;
+  const data: Record<string, unknown> = { job_id: jobId, trigger_id: row.triggerId, status: row.jobStatus };
+  if (row.jobStatus === "failed") data.error = row.jobError;
+  else if (row.resultTooLarge) data.result_url = `${publicBaseUrl}/api/agent-run-jobs/${jobId}/result`;
+  else data.result = row.jobResult ?? null;
+  return { type: `job.${row.jobStatus}`, timestamp: row.createdAt.toISOString(), data };
+}
+
+/**
+ * What the capabilities above hand the engine: how to build an A2A push's body (src/a2a/push.ts)
+ * and its headers (the config's token and authentication). Null body: the task is gone.
+ */
+export interface PushBuilders {
+  a2aPushBody(runtime: Runtime, taskId: string, event: string, at: Date): Promise<string | null>;
+  a2aPushHeaders(token: string | null, authentication: DeliveryRequestRow["pushAuthentication"]): Record<string, string>;
+}
+
+/** Activities of the `deliver` workflow (on the outbound task queue). */
+export function createOutboundActivities(runtime: Runtime, push?: PushBuilders) {
+  const { pool, config } = runtime;
+  const send = createOutboundSender(config.egress, config.outbound);
+
+  return {
+    /** The retry schedule, as configured now (recorded in history); null when the delivery is gone or already over. */
+    async beginDelivery(deliveryId: string): Promise<DeliveryPlan | null> {
+      const row = await loadDeliveryRequest(pool, deliveryId, MAX_INLINE_RESULT_BYTES);
+      if (!row || row.status !== "pending") return null;
+      return { schedule: config.outbound.retrySchedule, attemptTimeoutMs: config.outbound.connectTimeoutMs + config.outbound.timeoutMs + 10_000 };
+    },
+
+    /**
+     * One attempt: the signed POST and its record. Returns how the delivery stands afterwards:
+     * `delivered` (2xx), `failed` (refused by the egress rules, no target any more, or `last`),
+     * else `pending` (the workflow waits and tries again).
+     */
+    async attemptDelivery(deliveryId: string, attempt: number, last: boolean): Promise<DeliveryStatus> {
+      const row = await loadDeliveryRequest(pool, deliveryId, MAX_INLINE_RESULT_BYTES);
+      if (!row) return "failed";
+      if (row.status !== "pending") return row.status;
+      const at = new Date();
+      const isPush = row.kind === "a2a_push";
+      const giveUp = async (why: string) => {
+        await recordAttempt(pool, deliveryId, { attempt, at, url: row.url ?? "", statusCode: null, durationMs: 0, error: why, responseBytes: 0, responseExcerpt: null }, "failed");
+        return "failed" as const;
+      };
+      if (!row.url) return giveUp(isPush ? "the push notification config was deleted" : "the trigger has no callbackUrl any more");
+      if (isPush && !push) return giveUp("this worker cannot build A2A push notifications");
+      let body = row.body;
+      if (body === null) {
+        body = isPush ? await push!.a2aPushBody(runtime, row.taskId!, row.event!, row.createdAt) : JSON.stringify(jobEventBody(row, config.publicBaseUrl));
+        if (body === null) return giveUp("the task no longer exists");
+        await keepBody(pool, deliveryId, body);
+      }
+      const secrets = row.sealedSecrets.map((s) => decryptSecret(s, config.secretEncryptionKey));
+      const headers = { ...standardWebhookHeaders(secrets, row.webhookId, Math.floor(at.getTime() / 1000), body), ...(isPush ? push!.a2aPushHeaders(row.pushToken, row.pushAuthentication) : {}) };
+      const outcome = await send({ url: row.url, headers, body });
+      const status: DeliveryStatus = outcome.error === null ? "delivered" : outcome.refused || last ? "failed" : "pending";
+      await recordAttempt(pool, deliveryId, { attempt, at, url: row.url, ...outcome }, status);
+      if (status !== "delivered") runtime.log.info({ deliveryId, attempt, statusCode: outcome.statusCode, error: outcome.error, status }, "outbound attempt failed");
+      return status;
+    },
+  };
+}
+
+export type OutboundActivities = ReturnType<typeof createOutboundActivities>;
