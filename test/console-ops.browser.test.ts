@@ -218,7 +218,7 @@ describe("console operations pages in Chromium", () => {
     dialog = page.getByRole("dialog", { name: "Create a schedule" });
     await dialog.getByLabel("Every", { exact: true }).fill("10ms");
     await dialog.getByRole("button", { name: "Create schedule" }).click();
-    await dialog.getByText("at least 1 second").waitFor();
+    await dialog.getByRole("alert").filter({ hasText: "every: the interval must be at least 1 second" }).waitFor();
     await dialog.getByRole("button", { name: "Cancel" }).click();
 
     await row.getByRole("button", { name: "Pause" }).click();

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { AgentCard, type AgentSkill } from "@a2a-js/sdk";
 import type { PublicAgent } from "../agents/agent-info.js";
+import { a2aPath } from "../agents/protocol-urls.js";
 
 /**
  * An agent's public card (DESIGN §15): the v1.0 card, and the v0.3 card (with the v1.0
@@ -8,7 +9,7 @@ import type { PublicAgent } from "../agents/agent-info.js";
  * Both name the key as HTTP bearer and as `X-API-Key`, in securitySchemes and requirements.
  */
 
-export const agentBaseUrl = (publicBaseUrl: string, agentId: string) => `${publicBaseUrl}/api/a2a/${agentId}`;
+export const agentBaseUrl = (publicBaseUrl: string, agentId: string) => publicBaseUrl + a2aPath(agentId);
 
 function skillOf(agent: PublicAgent): Pick<AgentSkill, "id" | "name" | "description" | "tags" | "examples" | "inputModes" | "outputModes"> {
   return agent.automation

@@ -4,7 +4,7 @@ import { buildSchema, type PubSub } from "type-graphql";
 import { AccountResolver } from "../accounts/resolvers.js";
 import { AgentResolver } from "../agents/resolvers.js";
 import { AgentAutomationResolver } from "../agents/automation-resolvers.js";
-import { AgentProtocolUrlsResolver } from "../agents/protocol-urls.js";
+import { AgentProtocolUrlsResolver } from "../agents/protocol-urls-resolver.js";
 import { AgentApiKeysResolver, ApiKeyResolver } from "../keys/resolvers.js";
 import { AgentThreadsResolver, ThreadResolver } from "../threads/resolvers.js";
 import { AgentTriggersResolver, JobResolver, TriggerResolver } from "../triggers/resolvers.js";

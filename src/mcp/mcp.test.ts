@@ -220,7 +220,7 @@ describe("MCP server of a chat agent (official TypeScript SDK client)", () => {
     const busy = results.filter((r) => r.isError);
     expect(ok.length).toBeGreaterThanOrEqual(1);
     for (const r of busy) expect(text(r)).toMatch(/^thread_busy: /);
-    const thread = await gql(app.url, admin, `query($id: ID!) { thread(id: $id) { messages(first: 100) { edges { node { role content } } } } }`, { id: opened.thread_id });
+    const thread = await gql(app.url, admin, `query($id: ID!) { thread(id: $id) { messages(first: 20) { edges { node { role content } } } } }`, { id: opened.thread_id });
     const messages = thread.data!.thread.messages.edges.map((e: { node: { role: string; content: string } }) => e.node);
     expect(messages).toHaveLength(2 + 2 * ok.length);
     expect(messages.filter((m: { role: string }) => m.role === "user").map((m: { content: string }) => m.content).slice(1).every((c: string) => c.startsWith("#slow race"))).toBe(true);
