@@ -1,6 +1,6 @@
-import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, proxyActivities, proxyLocalActivities, sleep } from "@temporalio/workflow";
+import { ActivityFailure, ApplicationFailure, CancellationScope, condition, defineSignal, isCancellation, proxyActivities, proxyLocalActivities, setHandler } from "@temporalio/workflow";
 import type { JobActivities } from "../src/jobs/activities.js";
-import { NON_RETRYABLE_TYPES, SLOT_WAIT_FIRST_MS, SLOT_WAIT_MAX_MS, type RunTimeouts, type WaitForSlot } from "./contract.js";
+import { NON_RETRYABLE_TYPES, SLOT_FREE_SIGNAL, SLOT_WAIT_FIRST_MS, SLOT_WAIT_MAX_MS, type RunTimeouts, type WaitForSlot } from "./contract.js";
 
 // Deterministic only: every side effect is an activity.
 
@@ -39,10 +39,18 @@ function humanMessage(err: unknown): string {
  * While the job's account (or agent) runs its limit of jobs, the job stays queued and the workflow
  * sleeps — a durable timer that holds no worker or sandbox slot, so other tenants' runs go ahead.
  */
+const slotFree = defineSignal(SLOT_FREE_SIGNAL);
+
 async function beginWhenSlotFree(jobId: string): Promise<RunTimeouts> {
+  // A signal that comes while beginRun runs is kept, so the next wait ends at once.
+  let freed = false;
+  setHandler(slotFree, () => {
+    freed = true;
+  });
   let begun: RunTimeouts | WaitForSlot = await bookkeeping.beginRun(jobId);
   for (let delay = SLOT_WAIT_FIRST_MS; "waitForSlot" in begun; delay = Math.min(delay * 2, SLOT_WAIT_MAX_MS)) {
-    await sleep(delay);
+    await condition(() => freed, delay);
+    freed = false;
     begun = await bookkeeping.beginRun(jobId);
   }
   return begun;

@@ -24,16 +24,18 @@ export const HEARTBEAT_EVERY_MS = 1000;
 
 /**
  * `beginRun`'s answer when the job's account (or agent) already runs its limit of jobs
- * (RUN_MAX_CONCURRENT_PER_ACCOUNT/_AGENT): the workflow sleeps (a timer, holding no worker slot)
- * and asks again, from SLOT_WAIT_FIRST_MS doubling up to SLOT_WAIT_MAX_MS. The cap trades how soon a
- * freed slot is taken against the cost of a large backlog asking (one short transaction per job
- * per SLOT_WAIT_MAX_MS).
+ * (RUN_MAX_CONCURRENT_PER_ACCOUNT/_AGENT): the workflow waits (a timer, holding no worker slot)
+ * and asks again, from SLOT_WAIT_FIRST_MS doubling up to SLOT_WAIT_MAX_MS — or at once when a run
+ * of its account ends and signals SLOT_FREE_SIGNAL to the account's oldest waiting runs. The
+ * signal is what makes a backlog move at the speed of its runs; the timer only covers a signal
+ * that never came (a worker died between the end and the signal, a cancelled job).
  */
 export interface WaitForSlot {
   waitForSlot: true;
 }
 export const SLOT_WAIT_FIRST_MS = 250;
 export const SLOT_WAIT_MAX_MS = 10_000;
+export const SLOT_FREE_SIGNAL = "slotFree";
 
 /** What the execution activity may take, from the agent's run limits (config/config.ts). */
 export interface RunTimeouts {

@@ -3,6 +3,7 @@ import { AppError } from "../errors/app-error.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { ScriptError } from "../sandbox/index.js";
 import { FAILURE, HEARTBEAT_EVERY_MS, type RunTimeouts, type WaitForSlot } from "../../workflows/contract.js";
+import { wakeWaitingRuns } from "./slot-wake.js";
 import { executeAgent, newExecution } from "./execute.js";
 import { runTimeouts } from "./limits.js";
 import { purgeExpired } from "./retention.js";
@@ -65,15 +66,19 @@ export function createJobActivities(runtime: Runtime) {
       } finally {
         clearInterval(beat);
       }
-      return { done: await saveOutputAndMarkDone(pool, jobId, execution) };
+      const done = await saveOutputAndMarkDone(pool, jobId, execution);
+      if (done) wakeWaitingRuns(runtime, jobId);
+      return { done };
     },
 
     async markJobDone(jobId: string): Promise<void> {
       await markDone(pool, jobId);
+      wakeWaitingRuns(runtime, jobId);
     },
 
     async markJobFailed(jobId: string, message: string): Promise<void> {
       await markFailed(pool, jobId, message);
+      wakeWaitingRuns(runtime, jobId);
     },
 
     /** Retention (jobs/retention.ts): every copy of expired payloads, and day-old idempotency records. `asOf` defaults to now. */

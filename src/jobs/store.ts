@@ -156,6 +156,16 @@ export async function beginRunRow(
   });
 }
 
+/** The oldest runs of `jobId`'s account that wait for a slot (queued and already started in Temporal), at most `limit`. */
+export async function waitingRunsOfAccount(pool: pg.Pool, jobId: string, limit: number): Promise<string[]> {
+  const { rows } = await pool.query<{ id: string }>(
+    `select q.id from jobs j join jobs q on q.account_id = j.account_id and q.status = 'queued' and q.dispatched_at is not null and q.id <> j.id
+      where j.id = $1 order by q.created_at, q.id limit $2`,
+    [jobId, limit],
+  );
+  return rows.map((r) => r.id);
+}
+
 /** What an execution attempt reads before it runs: the job, its agent, its payload. */
 export interface RunInput {
   job: JobRow;
