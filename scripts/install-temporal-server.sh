@@ -38,7 +38,7 @@ trap 'rm -rf "$staging"' EXIT
 mkdir -p "$staging/bin"
 
 local_bin="$root/.tools/temporal-server/bin"
-if [ -x "$local_bin/server" ] && [ -x "$local_bin/sql" ] && "$local_bin/server" --version 2>/dev/null | grep -q "${version#v}"; then
+if [ -x "$local_bin/server" ] && [ -x "$local_bin/sql" ] && "$local_bin/server" --version 2>/dev/null | grep "${version#v}" >/dev/null; then
   say "copying the binaries built in $local_bin into $dir"
   cp "$local_bin/server" "$local_bin/sql" "$staging/bin/"
 else
