@@ -65,7 +65,8 @@ against a local fake provider, from three webhook clients and two chat clients, 
 trigger's jobs. The trigger has a \`callbackUrl\` on a local HTTPS receiver that verifies each
 completion callback with the \`standardwebhooks\` package and answers 500 at random (30 %), 200
 otherwise (\`OUTBOUND_RETRY_SCHEDULE=1,2,4,8,15,30,30,30,30,30\`); after the faults the suite waits
-until every terminal job's callback was acknowledged. Webhook clients retry with the same \`Idempotency-Key\` after a 503, a reset
+until every terminal job's callback was acknowledged.
+Webhook clients retry with the same \`Idempotency-Key\` after a 503, a reset
 connection or the balancer's own 502/504; chat clients do not retry.
 
 ## Faults, one at a time, under load
