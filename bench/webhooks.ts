@@ -11,6 +11,8 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from "@temporalio/wo
 import { commandLine, firstLine, loadNow, main, pct, provenance, say, sleep, startProcess, writeSection, type Proc } from "./lib/harness.js";
 import { startRunBackends } from "./lib/run-backends.js";
 import { bareStarts, copyJobs, drain, kick, LANES, settled, STACK_TASK_QUEUE, startStack } from "./lib/dispatch.js";
+import { makeTestCa } from "../test/helpers/tls.js";
+import { startCallbackReceiver } from "../test/helpers/callback-receiver.js";
 import { buildServer, commitOf, createTenant, graphql, OPERATOR_TOKEN, SECRET_ENCRYPTION_KEY, GATEWAY_LOG_LEVEL, startServe, type RunningGateway } from "./lib/gateway.js";
 
 /**
@@ -24,7 +26,8 @@ import { buildServer, commitOf, createTenant, graphql, OPERATOR_TOKEN, SECRET_EN
  *    size (1 KB, 64 KB), the API's dispatcher starting workflows meanwhile (on a queue no worker polls);
  * 3. webhook → done vs the bare one-activity workflow, both timed from the client's send to the
  *    workflow's close time as Temporal records it (the same end point), one at a time, taking
- *    turns; the bare workflow also with eager workflow start (`requestEagerStart`).
+ *    turns; the bare workflow also with eager workflow start (`requestEagerStart`); and job done →
+ *    completion callback received (a trigger with a callbackUrl on a local HTTPS receiver).
  * 4. dispatch on the production topology (`npm run stack:prod`, when the checkout has it): the
  *    same backlog drained by the stack's two API instances vs a bare loop against its Temporal,
  *    the stack's workers running the workflows of both.
@@ -90,6 +93,7 @@ await main(async () => {
     buildServer(root);
     say("starting PostgreSQL (durable settings) and a Temporal dev server");
     const { pgServer, temporal, databaseUrl, pool } = await startRunBackends(root, dir);
+    const cleanups: (() => unknown)[] = []; // what is not a child process: run on the way out, also after a failure
     try {
       const count = async (where = "true") => (await pool.query<{ n: number }>(`select count(*)::int as n from jobs where ${where}`)).rows[0]!.n;
       const baseEnv = { DATABASE_URL: databaseUrl, PROVIDER_A_API_KEY: "sk-unused", PROVIDER_B_API_KEY: "sk-unused" };
@@ -179,9 +183,16 @@ await main(async () => {
       const runQueue = "bench-run";
       const runEnv = { ...baseEnv, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_TASK_QUEUE: runQueue };
       const api3 = await startServe("api (runs)", root, runEnv);
+      // Completion callbacks go to an HTTPS receiver on loopback: "hooks.test" = 127.0.0.1, exempt
+      // from the egress rules (NODE_ENV=production refuses EGRESS_ALLOW_PRIVATE), its CA trusted.
+      const hooksCa = makeTestCa(["hooks.test"], ["127.0.0.1"]);
+      cleanups.push(() => hooksCa.cleanup());
+      const hooks = await startCallbackReceiver("127.0.0.1", hooksCa);
+      cleanups.push(() => hooks.close());
+      const egressEnv = { EGRESS_ALLOW_ADDRESSES: "127.0.0.1", EGRESS_RESOLVE: JSON.stringify({ "hooks.test": "127.0.0.1" }), EGRESS_CA_FILE: hooksCa.caFile };
       const worker: Proc = startProcess("worker", process.execPath, ["--enable-source-maps", "dist/src/entry/worker.js"], {
         cwd: root,
-        env: { NODE_ENV: "production", OPERATOR_TOKEN, SECRET_ENCRYPTION_KEY, PUBLIC_BASE_URL: api3.url.replace("http:", "https:"), LOG_LEVEL: GATEWAY_LOG_LEVEL, ...runEnv },
+        env: { NODE_ENV: "production", OPERATOR_TOKEN, SECRET_ENCRYPTION_KEY, PUBLIC_BASE_URL: api3.url.replace("http:", "https:"), LOG_LEVEL: GATEWAY_LOG_LEVEL, ...runEnv, ...egressEnv },
       });
       void worker;
       const closeTime = async (workflowId: string) => {
@@ -211,6 +222,29 @@ await main(async () => {
         if (rows[0]?.status !== "done") throw new Error(`bench job ${job_id} ended ${rows[0]?.status}`);
         return closed - t;
       };
+      // Job done → callback received: from the job's terminal transition (finished_at, set in the
+      // statement that records the callback) to the receiver's arrival stamp, same clock.
+      const callbackTrigger = await graphql(api3.url, tenant.adminToken, `mutation($a: ID!, $u: String) { createTrigger(agentId: $a, callbackUrl: $u) { trigger { id } secret } }`, {
+        a: tenant.agentId,
+        u: `https://hooks.test:${hooks.port}/bench`,
+      });
+      const callbackOnce = async (n: number) => {
+        const res = await fetch(`${api3.url}/api/triggers/${callbackTrigger.createTrigger.trigger.id}/webhook`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-trigger-secret": callbackTrigger.createTrigger.secret },
+          body: JSON.stringify({ n }),
+        });
+        const { job_id } = (await res.json()) as { job_id: string };
+        const deadline = Date.now() + 60_000;
+        let arrival: number | undefined;
+        while ((arrival = hooks.requests.find((c) => c.headers["webhook-id"] === `msg_${job_id}`)?.at) === undefined) {
+          if (Date.now() > deadline) throw new Error(`no completion callback for ${job_id} within 60 s`);
+          await sleep(2);
+        }
+        const { rows } = await pool.query<{ status: string; finished: Date }>("select status, finished_at as finished from jobs where id = $1", [job_id]);
+        if (rows[0]?.status !== "done") throw new Error(`bench job ${job_id} ended ${rows[0]?.status}`);
+        return arrival - rows[0].finished.getTime();
+      };
       Runtime.install({ logger: new DefaultLogger("WARN") });
       const native = await NativeConnection.connect({ address: temporal.address });
       const floorQueue = "bench-floor";
@@ -238,22 +272,25 @@ await main(async () => {
         const d = await h.describe();
         return d.closeTime!.getTime() - t;
       };
-      // The four paths take turns, sample by sample, so a server still busy with the ingest phase's
+      // The five paths take turns, sample by sample, so a server still busy with the ingest phase's
       // workflows (or any other drift) weighs on each of them alike.
       for (let i = 0; i < 5; i++) {
         await webhookOnce(-1);
         await webhookOnce(-1, true);
         await bareOnce(false);
         await bareOnce(true);
+        await callbackOnce(-1);
       }
       eagerCount = 0;
-      const [webhookLat, stepsLat, floorLat, eagerLat]: number[][] = [[], [], [], []];
+      const [webhookLat, stepsLat, floorLat, eagerLat, callbackLat]: number[][] = [[], [], [], [], []];
       for (let i = 0; i < SAMPLES; i++) {
         webhookLat.push(await webhookOnce(i));
         stepsLat.push(await webhookOnce(i, true));
         floorLat.push(await bareOnce(false));
         eagerLat.push(await bareOnce(true));
+        callbackLat.push(await callbackOnce(i));
       }
+
       floorWorker.shutdown();
       await floorRun;
       await floorProc.stop();
@@ -297,7 +334,7 @@ await main(async () => {
 
       const f = (x: number) => x.toFixed(0);
       const ratio = pct(webhookLat, 50) / pct(floorLat, 50);
-      say(`webhook → done p50 ${f(pct(webhookLat, 50))} ms; bare p50 ${f(pct(floorLat, 50))} ms; eager bare p50 ${f(pct(eagerLat, 50))} ms (${eagerCount}/${SAMPLES} eager)`);
+      say(`webhook → done p50 ${f(pct(webhookLat, 50))} ms; bare p50 ${f(pct(floorLat, 50))} ms; eager bare p50 ${f(pct(eagerLat, 50))} ms (${eagerCount}/${SAMPLES} eager); job done → callback p50 ${f(pct(callbackLat, 50))} ms`);
       const verdict = (ok: boolean) => (ok ? "**met**" : "**not met**");
       const body = [
         provenance(commandLine("bench:webhooks"), loadAtStart),
@@ -339,12 +376,15 @@ await main(async () => {
         "",
         "### Webhook → done vs the bare one-activity workflow (same end point)",
         "",
-        `One at a time, ${SAMPLES} samples after 5 warm-ups, the four paths taking turns sample by sample (so drift weighs on each alike). All are timed`,
+        `One at a time, ${SAMPLES} samples after 5 warm-ups, the five paths taking turns sample by sample (so drift weighs on each alike). All are timed`,
         "from the client's send (Date.now()) to the workflow's close time as Temporal records it (`describe().closeTime`), so they end at the same point.",
         "Webhook → done: the POST (ingest commit), dispatch, the `agentRun` workflow (beginRun, the script in a fresh QuickJS instance, its output and",
         "status stored) in the worker process (`npm run worker`). Bare: `client.workflow.start` + completion of a workflow with one no-op activity,",
         "its worker in a process of its own (as ours). Eager: the same with `requestEagerStart`, its worker in the bench process (eager start needs the",
-        "client to share the worker's NativeConnection, so client and worker in one process).",
+        "client to share the worker's NativeConnection, so client and worker in one process). Job done → callback received: a trigger with a",
+        "`callbackUrl` on an HTTPS receiver on loopback (answering 200), from the job's `finished_at` (its terminal transition, which records the",
+        "callback in the same statement) to the receiver's arrival stamp: the dispatcher's start of the `deliver` workflow, its two activities on the",
+        "worker's outbound queue, the signed POST. Compare it with the bare workflow floor (a workflow start and one activity).",
         "",
         "| path | p50 ms | p99 ms |",
         "|---|---|---|",
@@ -352,12 +392,14 @@ await main(async () => {
         `| webhook → done (script with two journaled ctx.step calls) | ${f(pct(stepsLat, 50))} | ${f(pct(stepsLat, 99))} |`,
         `| bare workflow, one no-op activity | ${f(pct(floorLat, 50))} | ${f(pct(floorLat, 99))} |`,
         `| bare workflow, eager start (${eagerCount} of ${SAMPLES} started eagerly) | ${f(pct(eagerLat, 50))} | ${f(pct(eagerLat, 99))} |`,
+        `| job done → completion callback received | ${f(pct(callbackLat, 50))} | ${f(pct(callbackLat, 99))} |`,
         "",
         `Target webhook → done ≤ 1.1× the bare floor (p50): ${verdict(ratio <= 1.1)} (${ratio.toFixed(2)}×). Eager start ${pct(eagerLat, 50) < pct(floorLat, 50) ? "goes under" : "does not go under"} the default floor`,
         `(${f(pct(eagerLat, 50))} vs ${f(pct(floorLat, 50))} ms p50).`,
       ].join("\n");
       writeSection(`## Webhooks${process.env.BENCH_SECTION ? ` (${process.env.BENCH_SECTION})` : ""}`, body);
     } finally {
+      for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => {});
       await temporal.stop().catch(() => {});
       await pgServer.stop().catch(() => {});
     }

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Tally } from "./load.js";
+import type { CallbackFigures } from "./callbacks.js";
 
 /** RELIABILITY.md: the figures of the last chaos run, written by the suite itself. */
 export interface ChaosFigures {
@@ -13,6 +14,7 @@ export interface ChaosFigures {
   temporal: { executions: number; jobsWithoutExecution: number; jobsWithSeveralExecutions: number };
   ledger: { accounts: number; mismatches: number };
   subscription: { terminalEventsSeen: number; missing: number; closedUnexpectedly: boolean };
+  callbacks: CallbackFigures;
 }
 
 const statusLine = (t: Tally) =>
@@ -60,7 +62,11 @@ behind HAProxy (TLS, health check on \`/readyz\`). All load goes through the bal
 (a script that calls \`ctx.chat\`, so every job also bills) and chat completions (half streamed)
 against a local fake provider, from three webhook clients and two chat clients, each pausing
 100 ms between requests. A graphql-ws subscription on \`api-1\` (never faulted) follows the
-trigger's jobs. Webhook clients retry with the same \`Idempotency-Key\` after a 503, a reset
+trigger's jobs. The trigger has a \`callbackUrl\` on a local HTTPS receiver that verifies each
+completion callback with the \`standardwebhooks\` package and answers 500 at random (30 %), 200
+otherwise (\`OUTBOUND_RETRY_SCHEDULE=1,2,4,8,15,30,30,30,30,30\`); after the faults the suite waits
+until every terminal job's callback was acknowledged.
+Webhook clients retry with the same \`Idempotency-Key\` after a 503, a reset
 connection or the balancer's own 502/504; chat clients do not retry.
 
 ## Faults, one at a time, under load
@@ -93,6 +99,11 @@ The launcher restarts a process that dies (same ports, same data), as it does ou
 | Temporal executions of agentRun / jobs without one / jobs with more than one | ${f.temporal.executions} / ${f.temporal.jobsWithoutExecution} / ${f.temporal.jobsWithSeveralExecutions} |
 | accounts whose ledger sum differs from the balance | ${f.ledger.mismatches} of ${f.ledger.accounts} |
 | subscription: terminal events seen / missing; closed unexpectedly | ${f.subscription.terminalEventsSeen} / ${f.subscription.missing}; ${f.subscription.closedUnexpectedly ? "yes" : "no"} |
+| completion callbacks: expected (terminal jobs) / delivered (2xx acknowledged) | ${f.callbacks.expected} / ${f.callbacks.delivered} |
+| **callbacks lost** (terminal job never acknowledged by the receiver) | **${f.callbacks.lost}** |
+| callback duplicate deliveries (a job acknowledged more than once, same webhook-id) | ${f.callbacks.duplicateDeliveries} |
+| callback attempts received / answered 500 by the receiver | ${f.callbacks.attempts} / ${f.callbacks.receiverErrors} |
+| callbacks whose signature did not verify / jobs with several webhook-ids / webhook-ids for several jobs | ${f.callbacks.unverified} / ${f.callbacks.jobsWithSeveralIds} / ${f.callbacks.idsWithSeveralJobs} |
 `;
   // Only the suite's own part is rewritten: sections written by hand (one per guarantee, each
   // naming the command that proves it) follow the marker and are kept as they are.
