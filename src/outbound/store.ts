@@ -151,19 +151,12 @@ export async function recordAttempt(db: pg.Pool, deliveryId: string, a: AttemptR
   );
 }
 
-export interface DeliveryLogRow {
+/** One attempt as the delivery log shows it: the attempt, with its delivery. */
+export interface DeliveryLogRow extends AttemptRecord {
   deliveryId: string;
   kind: DeliveryKind;
   webhookId: string;
   deliveryStatus: DeliveryStatus;
-  attempt: number;
-  at: Date;
-  url: string;
-  statusCode: number | null;
-  durationMs: number;
-  error: string | null;
-  responseBytes: number;
-  responseExcerpt: string | null;
 }
 
 const LOG_COLUMNS = `d.${D.id} as "deliveryId", d.${D.kind} as kind, d.${D.webhookId} as "webhookId", d.${D.status} as "deliveryStatus",
