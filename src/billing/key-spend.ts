@@ -31,15 +31,19 @@ export function periodStartSql(period: string, at: string): string {
  * the hold only if it stays within the limit). The hold must require `exists (select 1 from
  * hold_gate)` and `keySpendAllows`: both decisions are then made on the same locked balance, and
  * locks are always taken account row first, spend row second.
- * Parameters: accountId, hold, keyId.
+ * Parameters: accountId, keyId, and `hold` unless `amount` (an SQL expression) gives the hold.
+ * `lockAfter` (an SQL condition without columns of the account row, so PostgreSQL decides it
+ * before reading the row): the account row is locked, and the hold considered, only when it
+ * holds — a statement that locks another row first (a continuation's thread lease) keeps its lock
+ * order, and does not lock the account at all when that failed.
  */
-export function keySpendCtes(p: Param, condition: string): string {
+export function keySpendCtes(p: Param, condition: string, amount = p("hold"), lockAfter?: string): string {
   return `key_limit as (select ${K.spendLimitMicros} as lim, ${periodStartSql(K.spendLimitPeriod, "now()")} as period from ${K.table}
                          where ${K.id} = ${p("keyId")} and ${K.spendLimitMicros} is not null),
-          hold_account as (select ${A.balanceMicros} as balance from ${A.table} where ${A.id} = ${p("accountId")} for update),
-          hold_gate as (select 1 from hold_account where balance >= ${p("hold")} and ${condition}),
+          hold_account as (select ${A.balanceMicros} as balance from ${A.table} where ${A.id} = ${p("accountId")}${lockAfter ? ` and ${lockAfter}` : ""} for update),
+          hold_gate as (select 1 from hold_account where balance >= ${amount} and ${condition}),
           key_spend as (insert into ${S.table} (${S.apiKey}, ${S.periodStart}, ${S.spentMicros})
-                 select ${p("keyId")}, period, ${p("hold")} from key_limit where ${p("hold")} <= lim and exists (select 1 from hold_gate)
+                 select ${p("keyId")}, period, ${amount} from key_limit where ${amount} <= lim and exists (select 1 from hold_gate)
                  on conflict (${S.apiKey}, ${S.periodStart}) do update set ${S.spentMicros} = ${S.table}.${S.spentMicros} + excluded.${S.spentMicros}
                    where ${S.table}.${S.spentMicros} + excluded.${S.spentMicros} <= (select lim from key_limit)
                  returning 1)`;

@@ -48,17 +48,20 @@ function ledgerCte(p: Param, name: string, from: string, kind: "hold" | "hold_re
  * CTEs `hold` (the account row when the hold was placed; empty when not) and `hold_ledger`.
  * Parameters: accountId, hold (micro-USD), reference, keyId (text or null: the API key must still
  * exist, which makes revocation exact even against a stale in-memory key cache). `condition` is
- * one more SQL condition the hold requires (the chat hot path: the rate-limit count).
+ * one more SQL condition the hold requires (the chat hot path: the rate-limit count). `amount`:
+ * the hold as an SQL expression instead of the `hold` parameter (a continuation sizes it on the
+ * history it reads in the same statement); `lockAfter`: see key-spend.ts `keySpendCtes`.
  */
-export function holdCte(p: Param, condition?: string): string {
+export function holdCte(p: Param, condition?: string, o: { amount?: string; lockAfter?: string } = {}): string {
+  const amount = o.amount ?? p("hold");
   // The key must still exist and not have expired; its spend limit (key-spend.ts) counts the hold
   // in the same statement, decided on the same locked balance.
   const keyUsable = `(${p("keyId")}::text is null or exists (select 1 from ${K.table} where ${K.id} = ${p("keyId")} and (${K.expiresAt} is null or ${K.expiresAt} > now())))`;
-  return `${keySpendCtes(p, condition ? `${keyUsable} and ${condition}` : keyUsable)},
-          hold as (update ${A.table} set ${A.balanceMicros} = ${A.balanceMicros} - ${p("hold")}
-                 where ${A.id} = ${p("accountId")} and ${A.balanceMicros} >= ${p("hold")} and exists (select 1 from hold_gate) and ${keySpendAllows}
+  return `${keySpendCtes(p, condition ? `${keyUsable} and ${condition}` : keyUsable, amount, o.lockAfter)},
+          hold as (update ${A.table} set ${A.balanceMicros} = ${A.balanceMicros} - ${amount}
+                 where ${A.id} = ${p("accountId")} and ${A.balanceMicros} >= ${amount} and exists (select 1 from hold_gate) and ${keySpendAllows}
                  returning ${A.id}),
-          ${ledgerCte(p, "hold_ledger", "hold", "hold", `-${p("hold")}::bigint`, false)}`;
+          ${ledgerCte(p, "hold_ledger", "hold", "hold", `-${amount}::bigint`, false)}`;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Config } from "../config/config.js";
+import type { Param } from "../db/statement.js";
 import { parseUsd } from "../infra/money.js";
 
 /**
@@ -66,4 +67,33 @@ export function worstCasePromptTokens(messages: { content: string }[]): number {
 /** `extraPromptTokens`: prompt parts that are not text (images), counted by their provider's bound. */
 export function holdMicros(price: Price, messages: { content: string }[], maxTokens: number, extraPromptTokens = 0): number {
   return costMicros(price, worstCasePromptTokens(messages) + extraPromptTokens, maxTokens);
+}
+
+/**
+ * `holdMicros` as an SQL expression (bigint), for a hold whose prompt is partly stored: a thread
+ * continuation's open statement sizes its hold on the history it reads in the same statement
+ * (chat/store.ts). The prompt is the request's part, given as parameters (`promptBytes`,
+ * `promptMessages`, `promptExtraTokens`: what `worstCasePromptTokens`' arguments and
+ * `extraPromptTokens` add up to, see `promptParams`), plus `stored` (SQL expressions over the
+ * stored messages: UTF-8 bytes, count, extra tokens). Prices and `maxTokens` are parameters too
+ * (`inputMicrosPerM`, `outputMicrosPerM`, `maxTokens`). The same integer arithmetic as above:
+ * bytes and sums stay far below 2^53, so both give the same amount (prices.test.ts pins it).
+ */
+export function holdMicrosSql(p: Param, stored: { bytes: string; messages: string; extraTokens: string }): string {
+  const tokens = `((${p("promptBytes")}::bigint + ${stored.bytes} + 1) / 2 + 8 * (${p("promptMessages")}::bigint + ${stored.messages}) + 16 + ${p("promptExtraTokens")}::bigint + ${stored.extraTokens})`;
+  return `((${tokens} * ${p("inputMicrosPerM")}::bigint + ${p("maxTokens")}::bigint * ${p("outputMicrosPerM")}::bigint + 999999) / 1000000)`;
+}
+
+/** The parameters of `holdMicrosSql` for the request's part of the prompt (`messages` as `holdMicros` takes them). */
+export function promptParams(price: Price, messages: { content: string }[], maxTokens: number, extraPromptTokens = 0) {
+  let bytes = 0;
+  for (const m of messages) bytes += Buffer.byteLength(m.content, "utf8");
+  return {
+    promptBytes: bytes,
+    promptMessages: messages.length,
+    promptExtraTokens: extraPromptTokens,
+    inputMicrosPerM: price.inputMicrosPerM,
+    outputMicrosPerM: price.outputMicrosPerM,
+    maxTokens,
+  };
 }

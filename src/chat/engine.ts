@@ -1,6 +1,6 @@
 import { AppError } from "../errors/app-error.js";
 import { newId, randomBase62 } from "../infra/ids.js";
-import { holdMicros, costMicros, priceFor } from "../billing/prices.js";
+import { holdMicros, costMicros, priceFor, promptParams } from "../billing/prices.js";
 import { chargeBeyondHold, placeHold, type CallTags } from "../billing/ledger.js";
 import {
   callModel,
@@ -16,13 +16,13 @@ import {
   type ToolCallDelta,
 } from "../providers/index.js";
 import { SUPPORTED_MODELS, isSupportedModel } from "../config/models.js";
-import { finishTurn, leaseThread, releaseLease, renewLease } from "../threads/store.js";
+import { finishTurn, leaseRefused, releaseLease, renewLease, threadBusy } from "../threads/store.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { AgentInfo } from "../agents/agent-info.js";
 import { keyRefusal, keySpendLimitExceeded } from "../keys/refusal.js";
-import { consumeRateLimit, enforceRateLimit, type RateLimitState } from "./rate-limit.js";
-import { checkToolResults, parseChatRequest } from "./request.js";
-import { openThreadWithHold } from "./store.js";
+import { enforceRateLimit, type RateLimitState } from "./rate-limit.js";
+import { checkToolResults, leadingToolResultIds, parseChatRequest } from "./request.js";
+import { openContinuation, openThreadWithHold } from "./store.js";
 import { callWithFallbacks, ExtraHolds, fallbackChainFor, type Attempt } from "./fallback.js";
 
 /**
@@ -50,9 +50,9 @@ export interface TurnInput {
   /** The API key the call came with: the hold re-checks it exists (exact revocation). */
   keyId?: string;
   /**
-   * Count this turn in the key's rate-limit window (chat API). For a new thread the count runs in
-   * the same statement as the hold; for a continuation it runs alone before the lease. `onState`
-   * sees the window (for the response headers) before a 429 is thrown.
+   * Count this turn in the key's rate-limit window (chat API), in the same statement as the hold
+   * (and, for a continuation, the lease). `onState` sees the window (for the response headers)
+   * before a 429 is thrown.
    */
   rateLimit?: { keyId: string; limit: number; onState?: (s: RateLimitState) => void };
   /** The run this turn belongs to (webhook runs): recorded on the call's ledger rows. */
@@ -146,8 +146,8 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     jobId: input.run?.jobId ?? null,
     model: answering,
   });
-  const holdFor = (messages: ChatMessage[], p = price) =>
-    holdMicros(p, [...messages.map((m) => ({ content: messageText(m) })), { content: toolsText }], maxTokens, imageCount(messages) * IMAGE_HOLD_TOKENS);
+  const promptTexts = (messages: ChatMessage[]) => [...messages.map((m) => ({ content: messageText(m) })), { content: toolsText }];
+  const holdFor = (messages: ChatMessage[], p = price) => holdMicros(p, promptTexts(messages), maxTokens, imageCount(messages) * IMAGE_HOLD_TOKENS);
 
   let threadId: string;
   let baseSeq = 0;
@@ -155,21 +155,49 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
   let hold: number;
   if (input.threadId) {
     threadId = input.threadId;
-    if (input.rateLimit) await consumeRateLimit(pool, input.rateLimit.keyId, input.rateLimit.limit, input.rateLimit.onState);
-    const leased = await leaseThread(pool, { threadId, accountId: agent.accountId, agentId: agent.id, leaseMs, turnId: id });
-    baseSeq = leased.messageCount;
-    upstreamMessages = [...system, ...leased.history, ...input.messages];
-    hold = holdFor(upstreamMessages);
-    let held = false;
-    let keyLimited = false;
-    try {
-      // Tool results that continue the thread answer the calls stored in it.
-      checkToolResults([...leased.history, ...input.messages], leased.history.length, input.toolResultParam ?? ((i) => `messages[${i}].tool_call_id`));
-      ({ ok: held, keyLimited } = await placeHold(pool, agent.accountId, hold, id, tags(threadId)));
-    } finally {
-      if (!held) await releaseLease(pool, threadId, id).catch(() => {});
+    const rl = input.rateLimit;
+    const request = [...system, ...input.messages];
+    // One statement: count, lease + history, hold sized on that history (chat/store.ts).
+    const open = (rateLimit?: { keyId: string; limit: number }) =>
+      openContinuation(pool, {
+        threadId,
+        accountId: agent.accountId,
+        agentId: agent.id,
+        leaseMs,
+        turnId: id,
+        tags: tags(threadId),
+        prompt: promptParams(price, promptTexts(request), maxTokens, imageCount(request) * IMAGE_HOLD_TOKENS),
+        imageHoldTokens: IMAGE_HOLD_TOKENS,
+        toolResultIds: leadingToolResultIds(input.messages),
+        rateLimit,
+      });
+    let opened = await open(rl && { keyId: rl.keyId, limit: rl.limit });
+    if (rl && opened.rateLimit) enforceRateLimit(rl.limit, opened.rateLimit, opened.rateLimit.now, rl.onState);
+    if (!opened.leased) {
+      // Not found (404), busy (409), or held by a dead turn: reclaimed, then leased once more (already counted).
+      await leaseRefused(pool, { threadId, accountId: agent.accountId, agentId: agent.id });
+      opened = await open();
+      if (!opened.leased) throw threadBusy();
     }
-    if (!held) throw await refusal(runtime, input.keyId, keyLimited);
+    baseSeq = opened.messageCount;
+    upstreamMessages = [...system, ...opened.history, ...input.messages];
+    hold = opened.hold;
+    let held = opened.ok;
+    let keyLimited = opened.keyLimited;
+    try {
+      // Tool results that continue the thread answer the calls stored in it (400 before 402).
+      checkToolResults([...opened.history, ...input.messages], opened.history.length, input.toolResultParam ?? ((i) => `messages[${i}].tool_call_id`));
+      // The statement's own check of the tool results refused the hold where this one passes: hold now.
+      if (!held && !opened.toolResultsOk) ({ ok: held, keyLimited } = await placeHold(pool, agent.accountId, hold, id, tags(threadId)));
+    } catch (err) {
+      if (held) await finishTurn(pool, { threadId, accountId: agent.accountId, baseSeq, messages: [], release: hold, reference: id, tags: tags(threadId), inputTokens: 0, outputTokens: 0 }).catch(() => {});
+      else await releaseLease(pool, threadId, id).catch(() => {});
+      throw err;
+    }
+    if (!held) {
+      await releaseLease(pool, threadId, id).catch(() => {});
+      throw await refusal(runtime, input.keyId, keyLimited);
+    }
   } else {
     threadId = newId("thr");
     upstreamMessages = [...system, ...input.messages];

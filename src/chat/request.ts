@@ -103,6 +103,21 @@ export function checkToolResults(messages: ChatMessage[], from: number, param: (
   });
 }
 
+/**
+ * The call ids a continuation's leading tool results answer: its tool messages before its first
+ * message that is neither system nor tool. Only these are checked against the thread's history
+ * (`checkToolResults`); the open statement checks them too, so it holds no money for a request
+ * that will get 400 (chat/store.ts `openContinuation`).
+ */
+export function leadingToolResultIds(messages: ChatMessage[]): string[] {
+  const ids: string[] = [];
+  for (const m of messages) {
+    if (m.role === "tool") ids.push(m.toolCallId ?? "");
+    else if (m.role !== "system") break;
+  }
+  return ids;
+}
+
 export function parseChatRequest(body: unknown): ChatRequest {
   if (!isObject(body)) throw bad("body", "The request body must be a JSON object (Content-Type: application/json)");
   checkStorable(body);

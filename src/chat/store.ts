@@ -1,7 +1,9 @@
 import type pg from "pg";
 import { holdCte, KEY_HELD_COLUMN, keyLimitRefused, undoKeyHold, type CallTags, type HoldOutcome } from "../billing/ledger.js";
+import { holdMicrosSql, type promptParams } from "../billing/prices.js";
 import { ASYNC_COMMIT_CTE, statement } from "../db/statement.js";
-import { newThreadCte } from "../threads/store.js";
+import type { ChatMessage } from "../providers/index.js";
+import { historyFrom, leaseCte, newThreadCte, OPEN_TOOL_CALLS_SQL, type MessageData } from "../threads/store.js";
 import { rateLimitCte, rateLimitValues } from "./rate-limit.js";
 
 /**
@@ -54,4 +56,103 @@ export async function openThreadWithHold(
   const row = rows[0]!;
   if (!row.ok && row.key_held) await undoKeyHold(pool, a.tags.keyId ?? a.rateLimit.keyId, a.hold);
   return { ok: row.ok, keyLimited: keyLimitRefused(row), rateLimit: { points: row.points, expire: row.expire, now } };
+}
+
+/**
+ * The statement that starts a chat turn on an existing thread, in one round trip before the
+ * upstream call: (rate-limit count +) the thread's lease for this turn + its history + the hold
+ * sized on that history (billing/prices.ts `holdMicrosSql`) + the hold's ledger row, with the key
+ * re-checked (exists, not expired, spend limit) as for a new thread. Each step runs only when the
+ * one before it succeeded: no lease over the rate limit, no hold without the lease, nor when the
+ * request's leading tool results answer no open tool call of the history (that request gets 400
+ * and must not hold money meanwhile). Locks are taken in the order every other statement takes
+ * them: the key's window row, the thread row, the account row, the key's spend row (a finish
+ * takes the thread before the account too, so the two cannot deadlock); a refused lease never
+ * locks the account row. Committed asynchronously like the new-thread open; the finish's
+ * synchronous commit makes lease and hold durable before the answer leaves, and settles only a
+ * hold still in the ledger (docs/billing-reservations.md, "A continuation in one statement").
+ */
+const continuation = (rateLimited: boolean) =>
+  statement(rateLimited ? "chat-open-continuation-rate-limited" : "chat-open-continuation", (p) => {
+    const stored = {
+      bytes: "(select coalesce(sum(bytes), 0)::bigint from history)",
+      messages: "(select count(*) from history)",
+      extraTokens: `(select coalesce(sum(images), 0)::bigint from history) * ${p("imageHoldTokens")}::bigint`,
+    };
+    const toolResults = `(cardinality(${p("toolResultIds")}::text[]) = 0 or ${p("toolResultIds")}::text[] <@ ${OPEN_TOOL_CALLS_SQL})`;
+    return `with ${ASYNC_COMMIT_CTE}, ${rateLimited ? `${rateLimitCte(p)}, ` : ""}${leaseCte(p, rateLimited ? `(select points from rate_limit) <= ${p("rateLimit")}::int` : undefined)},
+          turn_hold as (select ${holdMicrosSql(p, stored)} as micros),
+          ${holdCte(p, toolResults, { amount: "(select micros from turn_hold)", lockAfter: "exists (select 1 from lease)" })}
+     select (select async_commit from async_commit), exists (select 1 from lease) as leased, (select message_count from lease) as message_count,
+            exists (select 1 from hold) as ok, ${KEY_HELD_COLUMN}, ${toolResults} as tool_results_ok, (select micros from turn_hold)::text as hold,
+            ${rateLimited ? "(select points from rate_limit) as points, (select expire from rate_limit) as expire," : ""} h.role, h.content, h.data
+       from (select 1) o left join history h on true order by h.seq`;
+  });
+const CONTINUE = continuation(false);
+const CONTINUE_RATE_LIMITED = continuation(true);
+
+export interface OpenedContinuation {
+  /** False: the thread was not leased (busy, missing, or the count was over the limit); nothing else was done. */
+  leased: boolean;
+  messageCount: number;
+  history: ChatMessage[];
+  /** The hold was placed (`hold` micro-USD, reference `turnId`). */
+  ok: boolean;
+  keyLimited: boolean;
+  /** Whether the statement found the request's leading tool results answering open calls of the history. */
+  toolResultsOk: boolean;
+  /** The hold the prompt (history + request) needs, placed or not. */
+  hold: number;
+  rateLimit?: { points: number; expire: number; now: number };
+}
+
+export async function openContinuation(
+  pool: pg.Pool,
+  a: {
+    threadId: string;
+    accountId: string;
+    agentId: string;
+    leaseMs: number;
+    turnId: string;
+    /** The call's ledger tags; `keyId` there also makes the hold re-check the key. */
+    tags: CallTags;
+    /** The request's part of the hold (system text, request messages, tools), as `promptParams` gives it. */
+    prompt: ReturnType<typeof promptParams>;
+    /** What each stored image adds to the prompt's worst case. */
+    imageHoldTokens: number;
+    /** The tool-call ids the request's leading tool results answer (chat/request.ts `leadingToolResultIds`). */
+    toolResultIds: string[];
+    rateLimit?: { keyId: string; limit: number };
+  },
+): Promise<OpenedContinuation> {
+  const values = {
+    ...a.tags,
+    ...a.prompt,
+    threadId: a.threadId,
+    accountId: a.accountId,
+    agentId: a.agentId,
+    leaseMs: a.leaseMs,
+    turnId: a.turnId,
+    reference: a.turnId,
+    imageHoldTokens: a.imageHoldTokens,
+    toolResultIds: a.toolResultIds,
+  };
+  type Row = HoldOutcome & { leased: boolean; message_count: number | null; tool_results_ok: boolean; hold: string; points: number; expire: number; role: string | null; content: string | null; data: MessageData | null };
+  const now = Date.now();
+  const { rows } = await pool.query<Row>(
+    a.rateLimit ? CONTINUE_RATE_LIMITED.with({ ...values, ...rateLimitValues(a.rateLimit.keyId, now), rateLimit: a.rateLimit.limit }) : CONTINUE.with(values),
+  );
+  const row = rows[0]!;
+  const hold = Number(row.hold);
+  if (!row.ok && row.key_held && a.tags.keyId) await undoKeyHold(pool, a.tags.keyId, hold);
+  return {
+    leased: row.leased,
+    messageCount: row.message_count ?? 0,
+    history: historyFrom(rows),
+    ok: row.ok,
+    keyLimited: keyLimitRefused(row),
+    toolResultsOk: row.tool_results_ok,
+    hold,
+    ...(a.rateLimit ? { rateLimit: { points: row.points, expire: row.expire, now } } : {}),
+  };
 }

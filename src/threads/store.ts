@@ -27,16 +27,43 @@ export function newThreadCte(p: Param, from: string): string {
                   from ${from})`;
 }
 
-// A lease still tagged with a turn is taken over only once the reclaim has settled that turn.
-const LEASE = statement(
-  "thread-lease",
-  (p) => `with l as (update ${T.table} set ${T.busyUntil} = now() + make_interval(secs => ${p("leaseMs")}::double precision / 1000), ${T.turnId} = ${p("turnId")}
+/**
+ * CTEs `lease` and `history`, for a continuation's open statement (chat/store.ts). `lease` takes
+ * the lease on thread `threadId` of this account and agent for turn `turnId`, when it is free and
+ * `condition` holds: one row (id, message_count), or none (busy, not found, or refused). A lease
+ * still tagged with a turn is taken over only once the reclaim has settled that turn (see
+ * `leaseRefused`). `history` is the leased thread's messages, each with what it adds to the
+ * hold's prompt size: `bytes` (the UTF-8 length of its text as providers' `messageText` counts
+ * it: content, then each tool call's name and arguments) and `images` (its image parts).
+ * Parameters: threadId, accountId, agentId, leaseMs, turnId.
+ */
+export function leaseCte(p: Param, condition?: string): string {
+  const bytes = (sql: string) => `coalesce(octet_length(${sql}), 0)`;
+  return `lease as (update ${T.table} set ${T.busyUntil} = now() + make_interval(secs => ${p("leaseMs")}::double precision / 1000), ${T.turnId} = ${p("turnId")}
                  where ${T.id} = ${p("threadId")} and ${T.account} = ${p("accountId")} and ${T.agent} = ${p("agentId")}
-                   and ${T.turnId} is null and (${T.busyUntil} is null or ${T.busyUntil} < now())
-                 returning ${T.id}, ${T.messageCount})
-     select l.${T.messageCount} as message_count, m.${M.role} as role, m.${M.content} as content, m.${M.data} as data
-       from l left join ${M.table} m on m.${M.thread} = l.${T.id} order by m.${M.seq}`,
-);
+                   and ${T.turnId} is null and (${T.busyUntil} is null or ${T.busyUntil} < now())${condition ? ` and ${condition}` : ""}
+                 returning ${T.id}, ${T.messageCount} as message_count),
+          history as (select m.${M.seq} as seq, m.${M.role} as role, m.${M.content} as content, m.${M.data} as data,
+                  ${bytes(`m.${M.content}`)} + coalesce((select sum(${bytes("c->>'name'")} + ${bytes("c->>'arguments'")}) from jsonb_array_elements(m.${M.data}->'toolCalls') c), 0) as bytes,
+                  (select count(*) from jsonb_array_elements(m.${M.data}->'parts') x where x->>'type' = 'image') as images
+             from lease l join ${M.table} m on m.${M.thread} = l.${T.id})`;
+}
+
+/**
+ * SQL (text[]): the ids of the tool calls the `history` CTE leaves open for a continuation's
+ * leading tool results — those of its last message that is neither system nor tool, when that is
+ * an assistant message; none otherwise (chat/request.ts `checkToolResults` on history + request).
+ */
+export const OPEN_TOOL_CALLS_SQL = `coalesce((select case when h.role = 'assistant' then array(select c->>'id' from jsonb_array_elements(h.data->'toolCalls') c) else '{}'::text[] end
+                  from history h where h.role not in ('system', 'tool') order by h.seq desc limit 1), '{}'::text[])`;
+
+/** The history rows a continuation's open statement returns (one per message, in order; one row of nulls when there are none), as messages. */
+export function historyFrom(rows: { role: string | null; content: string | null; data: MessageData | null }[]): ChatMessage[] {
+  const history: ChatMessage[] = [];
+  for (const r of rows) if (r.role !== null) history.push({ role: r.role as ChatMessage["role"], content: r.content ?? "", ...r.data });
+  return history;
+}
+
 const EXISTS = statement(
   "thread-exists",
   (p) => `select ${T.busyUntil} < now() as expired from ${T.table} where ${T.id} = ${p("threadId")} and ${T.account} = ${p("accountId")} and ${T.agent} = ${p("agentId")}`,
@@ -48,27 +75,23 @@ const RENEW = statement(
 const UNLEASE = statement("thread-unlease", (p) => `update ${T.table} set ${T.busyUntil} = null, ${T.turnId} = null where ${T.id} = ${p("threadId")} and ${T.turnId} = ${p("turnId")}`);
 
 /**
- * Takes the lease on an existing thread of this agent for turn `turnId` and reads its history, in
- * one round trip. A lease whose turn died (expired, not yet reclaimed) is reclaimed first.
+ * Why `lease` took nothing: throws thread_not_found when this agent has no such thread; when its
+ * lease expired with a dead turn, reclaims that turn (threads then free) and returns, so the
+ * caller takes the lease once more (and answers thread_busy if that fails too); else thread_busy.
  */
-export async function leaseThread(
-  pool: pg.Pool,
-  a: { threadId: string; accountId: string; agentId: string; leaseMs: number; turnId: string },
-): Promise<{ messageCount: number; history: ChatMessage[] }> {
-  let { rows } = await pool.query<{ message_count: number; role: string | null; content: string | null; data: MessageData | null }>(LEASE.with(a));
-  if (rows.length === 0) {
-    const exists = await pool.query<{ expired: boolean | null }>(EXISTS.with(a));
-    if (!exists.rowCount) throw new AppError("thread_not_found", `Thread ${a.threadId} not found`, { param: "thread_id" });
-    if (exists.rows[0]!.expired && (await reclaimExpiredTurns(pool, { threadId: a.threadId })).turns > 0) ({ rows } = await pool.query(LEASE.with(a)));
-    if (rows.length === 0) throw new AppError("thread_busy", "Another turn on this thread is still in progress; retry when it has finished", { param: "thread_id" });
-  }
-  const history: ChatMessage[] = [];
-  for (const r of rows) if (r.role !== null) history.push({ role: r.role as ChatMessage["role"], content: r.content ?? "", ...r.data });
-  return { messageCount: rows[0]!.message_count, history };
+export async function leaseRefused(pool: pg.Pool, a: { threadId: string; accountId: string; agentId: string }): Promise<void> {
+  const exists = await pool.query<{ expired: boolean | null }>(EXISTS.with(a));
+  if (!exists.rowCount) throw new AppError("thread_not_found", `Thread ${a.threadId} not found`, { param: "thread_id" });
+  if (exists.rows[0]!.expired && (await reclaimExpiredTurns(pool, { threadId: a.threadId })).turns > 0) return;
+  throw threadBusy();
+}
+
+export function threadBusy(): AppError {
+  return new AppError("thread_busy", "Another turn on this thread is still in progress; retry when it has finished", { param: "thread_id" });
 }
 
 /** What a message has beyond role and text (tool calls, the call a tool result answers, image parts), kept as JSON. */
-type MessageData = Pick<ChatMessage, "parts" | "toolCalls" | "toolCallId">;
+export type MessageData = Pick<ChatMessage, "parts" | "toolCalls" | "toolCallId">;
 
 function messageData(m: ChatMessage): string | null {
   if (!m.parts && !m.toolCalls?.length && !m.toolCallId) return null;
