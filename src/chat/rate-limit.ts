@@ -16,9 +16,9 @@ import { statement, type Param } from "../db/statement.js";
  * the `RateLimitWindow` entity (created by a migration).
  *
  * The counter is one upsert, written as a fragment (`rateLimitCte`) so the chat hot path can run
- * it in the same statement as the hold (src/chat/store.ts): one database round trip instead of
- * two. `consumeRateLimit()` runs it alone (thread continuations, and requests refused before the
- * hold).
+ * it in the same statement as the hold (src/chat/store.ts: a new thread's open and a
+ * continuation's, with its lease): one database round trip. `consumeRateLimit()` runs it alone
+ * (requests refused before the hold, MCP's job tools).
  */
 const R = sqlNames(RateLimitWindow);
 const DURATION_MS = 60_000;
