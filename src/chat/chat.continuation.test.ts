@@ -229,6 +229,45 @@ describe("thread continuations: one open statement", () => {
     for (const t of refused.slice(0, 2)) expect((await post(b, acct.key, { thread_id: t.threadId })).status).toBe(200);
   });
 
+  it("a continuation whose lease waited for the previous turn's finish sends, and holds for, that turn's messages too", async () => {
+    const acct = await account("snapshot", "10");
+    const first = await post(a, acct.key, {});
+    const pool = a.runtime.pool;
+    // A finish of this thread in flight: its messages and count written, the row locked, not yet committed.
+    const finishing = await pool.connect();
+    let turn: ReturnType<typeof post> | undefined;
+    try {
+      await finishing.query("begin");
+      await finishing.query("update threads set message_count = message_count + 2, updated_at = now() where id = $1", [first.threadId]);
+      await finishing.query("insert into messages (thread_id, seq, role, content, created_at) values ($1, 3, 'user', 'saved-by-the-finish', now()), ($1, 4, 'assistant', 'noted', now())", [first.threadId]);
+      const before = fake.requests.length;
+      turn = post(b, acct.key, { thread_id: first.threadId, messages: [{ role: "user", content: "after the finish" }] });
+      // Its statement has taken its snapshot and waits for the thread row.
+      for (const deadline = Date.now() + 30_000; ; ) {
+        const { rows } = await pool.query("select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%lease as (update%'");
+        if (rows.length) break;
+        if (Date.now() > deadline) throw new Error("the continuation never waited on the thread row");
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      expect(fake.requests.length).toBe(before);
+      await finishing.query("commit");
+    } finally {
+      finishing.release();
+    }
+    const r = await turn;
+    expect(r.status).toBe(200);
+    expect(JSON.stringify(fake.requests.at(-1)!.body)).toContain("saved-by-the-finish");
+    const { rows } = await pool.query<{ seq: number; content: string }>("select seq, content from messages where thread_id = $1 order by seq", [first.threadId]);
+    expect(rows.map((m) => m.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(rows[4]!.content).toBe("after the finish");
+    // The hold covered the prompt as sent (six messages' worth of history), and was settled.
+    const { rows: held } = await pool.query<{ hold: string }>("select (-amount_micros)::text as hold from ledger_entries where thread_id = $1 and kind = 'hold' order by created_at desc limit 1", [first.threadId]);
+    const price = priceFor(a.config, MODEL);
+    const sent: ChatMessage[] = [{ role: "system", content: "Be brief." }, ...rows.slice(0, 5).map((m, i) => ({ role: (i % 2 ? "assistant" : "user") as ChatMessage["role"], content: m.content }))];
+    expect(Number(held[0]!.hold)).toBe(holdMicros(price, [...sent.map((m) => ({ content: m.content })), { content: "" }], 10));
+    expect(await unreleasedHolds(pool, acct.accountId)).toEqual([]);
+  });
+
   it("sizes the hold in SQL exactly as the engine sizes it in JS, on any stored history (texts, tool calls, images)", async () => {
     const acct = await account("sizes", "1000");
     const price = priceFor(a.config, MODEL);

@@ -179,6 +179,16 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
       opened = await open();
       if (!opened.leased) throw threadBusy();
     }
+    if (!opened.complete) {
+      // The lease waited for the previous turn's finish and the history predates it: the lease is
+      // given back and taken again, with a snapshot that has that turn's messages.
+      await releaseLease(pool, threadId, id);
+      opened = await open();
+      if (!opened.leased || !opened.complete) {
+        if (opened.leased) await releaseLease(pool, threadId, id).catch(() => {});
+        throw threadBusy();
+      }
+    }
     baseSeq = opened.messageCount;
     upstreamMessages = [...system, ...opened.history, ...input.messages];
     hold = opened.hold;

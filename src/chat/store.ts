@@ -65,10 +65,10 @@ export async function openThreadWithHold(
  * re-checked (exists, not expired, spend limit) as for a new thread. Each step runs only when the
  * one before it succeeded: no lease over the rate limit, no hold without the lease, nor when the
  * request's leading tool results answer no open tool call of the history (that request gets 400
- * and must not hold money meanwhile). Locks are taken in the order every other statement takes
- * them: the key's window row, the thread row, the account row, the key's spend row (a finish
- * takes the thread before the account too, so the two cannot deadlock); a refused lease never
- * locks the account row. Committed asynchronously like the new-thread open; the finish's
+ * and must not hold money meanwhile), nor when the history read is older than the lease taken
+ * (`complete`). Locks are taken in the order every other statement takes them: the key's window
+ * row, the thread row, the account row, the key's spend row (a finish takes the thread before the
+ * account too, so the two cannot deadlock); a refused lease never locks the account row. Committed asynchronously like the new-thread open; the finish's
  * synchronous commit makes lease and hold durable before the answer leaves, and settles only a
  * hold still in the ledger (docs/billing-reservations.md, "A continuation in one statement").
  */
@@ -80,10 +80,12 @@ const continuation = (rateLimited: boolean) =>
       extraTokens: `(select coalesce(sum(images), 0)::bigint from history) * ${p("imageHoldTokens")}::bigint`,
     };
     const toolResults = `(cardinality(${p("toolResultIds")}::text[]) = 0 or ${p("toolResultIds")}::text[] <@ ${OPEN_TOOL_CALLS_SQL})`;
+    // The lease re-reads a row it waited for (a finish of this thread committing); the history comes from the statement's older snapshot.
+    const complete = "((select count(*) from history) = (select message_count from lease))";
     return `with ${ASYNC_COMMIT_CTE}, ${rateLimited ? `${rateLimitCte(p)}, ` : ""}${leaseCte(p, rateLimited ? `(select points from rate_limit) <= ${p("rateLimit")}::int` : undefined)},
           turn_hold as (select ${holdMicrosSql(p, stored)} as micros),
-          ${holdCte(p, toolResults, { amount: "(select micros from turn_hold)", lockAfter: "exists (select 1 from lease)" })}
-     select (select async_commit from async_commit), exists (select 1 from lease) as leased, (select message_count from lease) as message_count,
+          ${holdCte(p, `${complete} and ${toolResults}`, { amount: "(select micros from turn_hold)", lockAfter: "exists (select 1 from lease)" })}
+     select (select async_commit from async_commit), exists (select 1 from lease) as leased, (select message_count from lease) as message_count, coalesce(${complete}, false) as complete,
             exists (select 1 from hold) as ok, ${KEY_HELD_COLUMN}, ${toolResults} as tool_results_ok, (select micros from turn_hold)::text as hold,
             ${rateLimited ? "(select points from rate_limit) as points, (select expire from rate_limit) as expire," : ""} h.role, h.content, h.data
        from (select 1) o left join history h on true order by h.seq`;
@@ -94,6 +96,11 @@ const CONTINUE_RATE_LIMITED = continuation(true);
 export interface OpenedContinuation {
   /** False: the thread was not leased (busy, missing, or the count was over the limit); nothing else was done. */
   leased: boolean;
+  /**
+   * False (with `leased`): the lease waited for a finish of this thread, and the history was read
+   * from before that finish committed (the statement's snapshot). Nothing was held; read again.
+   */
+  complete: boolean;
   messageCount: number;
   history: ChatMessage[];
   /** The hold was placed (`hold` micro-USD, reference `turnId`). */
@@ -137,7 +144,7 @@ export async function openContinuation(
     imageHoldTokens: a.imageHoldTokens,
     toolResultIds: a.toolResultIds,
   };
-  type Row = HoldOutcome & { leased: boolean; message_count: number | null; tool_results_ok: boolean; hold: string; points: number; expire: number; role: string | null; content: string | null; data: MessageData | null };
+  type Row = HoldOutcome & { leased: boolean; complete: boolean; message_count: number | null; tool_results_ok: boolean; hold: string; points: number; expire: number; role: string | null; content: string | null; data: MessageData | null };
   const now = Date.now();
   const { rows } = await pool.query<Row>(
     a.rateLimit ? CONTINUE_RATE_LIMITED.with({ ...values, ...rateLimitValues(a.rateLimit.keyId, now), rateLimit: a.rateLimit.limit }) : CONTINUE.with(values),
@@ -147,6 +154,7 @@ export async function openContinuation(
   if (!row.ok && row.key_held && a.tags.keyId) await undoKeyHold(pool, a.tags.keyId, hold);
   return {
     leased: row.leased,
+    complete: row.complete,
     messageCount: row.message_count ?? 0,
     history: historyFrom(rows),
     ok: row.ok,
