@@ -138,6 +138,30 @@ describe("thread continuations: one open statement", () => {
     expect(issued.slice(0, atArrival[0])).toEqual(["chat-open-continuation"]);
   });
 
+  it("tool results that answer no open call get 400 without holding money; valid ones open in one statement too", async () => {
+    const acct = await account("tools", "10");
+    const weather = { type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } };
+    const first = await post(a, acct.key, { messages: [{ role: "user", content: "weather in Paris?" }], tools: [weather] });
+    expect(first.status).toBe(200);
+    const call = (await a.runtime.pool.query("select data from messages where thread_id = $1 and role = 'assistant'", [first.threadId])).rows[0].data.toolCalls[0];
+    const rows = async () => (await a.runtime.pool.query("select kind, amount_micros from ledger_entries where thread_id = $1", [first.threadId])).rows;
+    const ledgerBefore = await rows();
+    for (const messages of [[{ role: "tool", tool_call_id: "nope", content: "x" }], [{ role: "tool", tool_call_id: call.id, content: "x" }, { role: "tool", tool_call_id: `${call.id}x`, content: "x" }]]) {
+      issued.length = 0;
+      const bad = await post(b, acct.key, { thread_id: first.threadId, messages });
+      expect(bad).toMatchObject({ status: 400, code: "invalid_request_error" });
+      // No hold placed and handed back: the ledger has not moved, and the thread is free.
+      expect(issued).toEqual(["chat-open-continuation-rate-limited", "thread-unlease"]);
+      expect(await rows()).toEqual(ledgerBefore);
+    }
+    issued.length = 0;
+    atArrival.length = 0;
+    const answered = await post(b, acct.key, { thread_id: first.threadId, messages: [{ role: "tool", tool_call_id: call.id, content: "21 degrees" }] });
+    expect(answered.status).toBe(200);
+    expect(issued.slice(0, atArrival[0])).toEqual(["chat-open-continuation-rate-limited"]);
+    expect(await unreleasedHolds(a.runtime.pool, acct.accountId)).toEqual([]);
+  });
+
   it("many concurrent continuations of one thread on two instances: exactly one answers, the rest 409 thread_busy; the account pays that one", async () => {
     const acct = await account("busy", "10");
     const first = await post(a, acct.key, {});
