@@ -13,7 +13,7 @@ import { startRunBackends } from "./lib/run-backends.js";
 import { bareStarts, copyJobs, drain, kick, LANES, settled, STACK_TASK_QUEUE, startStack } from "./lib/dispatch.js";
 import { makeTestCa } from "../test/helpers/tls.js";
 import { startCallbackReceiver } from "../test/helpers/callback-receiver.js";
-import { buildServer, commitOf, createTenant, graphql, OPERATOR_TOKEN, SECRET_ENCRYPTION_KEY, GATEWAY_LOG_LEVEL, startServe, type RunningGateway } from "./lib/gateway.js";
+import { buildServer, commitOf, createTenant, graphql, OPERATOR_TOKEN, SECRET_ENCRYPTION_KEY, GATEWAY_LOG_LEVEL, startDevLauncher, startServe, type RunningGateway } from "./lib/gateway.js";
 
 /**
  * `npm run bench:webhooks`, against this gateway as deployed (`npm run serve` and `npm run
@@ -27,7 +27,9 @@ import { buildServer, commitOf, createTenant, graphql, OPERATOR_TOKEN, SECRET_EN
  * 3. webhook → done vs the bare one-activity workflow, both timed from the client's send to the
  *    workflow's close time as Temporal records it (the same end point), one at a time, taking
  *    turns; the bare workflow also with eager workflow start (`requestEagerStart`); and job done →
- *    completion callback received (a trigger with a callbackUrl on a local HTTPS receiver).
+ *    completion callback received (a trigger with a callbackUrl on a local HTTPS receiver); and
+ *    webhook → done through `npm start` (API and worker in one process) on the same PostgreSQL and
+ *    Temporal, with eager workflow start (TEMPORAL_EAGER_START=auto) and without (off).
  * 4. dispatch on the production topology (`npm run stack:prod`, when the checkout has it): the
  *    same backlog drained by the stack's two API instances vs a bare loop against its Temporal,
  *    the stack's workers running the workflows of both.
@@ -222,6 +224,39 @@ await main(async () => {
         if (rows[0]?.status !== "done") throw new Error(`bench job ${job_id} ended ${rows[0]?.status}`);
         return closed - t;
       };
+      // `npm start` (the development launcher: API and worker in one process) on the same
+      // PostgreSQL server and Temporal, with a database of its own (its workers would otherwise also
+      // take the callback deliveries of the rows above), each launcher on a task queue and DATA_DIR
+      // of its own: one with eager workflow start (TEMPORAL_EAGER_START=auto, the default), one
+      // without. Started one after the other (the first start builds the web console).
+      await pgServer.createDatabase("dev");
+      const devDatabaseUrl = pgServer.url("dev");
+      const devEnv = (queue: string, eager: string) => ({ ...baseEnv, DATABASE_URL: devDatabaseUrl, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_TASK_QUEUE: queue, TEMPORAL_EAGER_START: eager });
+      const devEager = await startDevLauncher("npm start (eager)", root, join(dir, "dev-eager"), devEnv("bench-dev-eager", "auto"));
+      cleanups.push(() => devEager.proc.stop());
+      const devOff = await startDevLauncher("npm start (eager off)", root, join(dir, "dev-off"), devEnv("bench-dev-off", "off"));
+      cleanups.push(() => devOff.proc.stop());
+      const devPool = new pg.Pool({ connectionString: devDatabaseUrl, max: 2 });
+      cleanups.push(() => devPool.end());
+      const devTenant = await createTenant(devEager.url, { model: "provider_a/model-2.5-flash", script: SCRIPT });
+      const devTrigger = (await graphql(devEager.url, devTenant.adminToken, `mutation($a: ID!) { createTrigger(agentId: $a) { trigger { id } secret } }`, { a: devTenant.agentId })).createTrigger;
+      let devEagerCount = 0;
+      const devOnce = async (n: number, eager: boolean) => {
+        const t = Date.now();
+        const res = await fetch(`${(eager ? devEager : devOff).url}/api/triggers/${devTrigger.trigger.id}/webhook`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-trigger-secret": devTrigger.secret },
+          body: JSON.stringify({ n }),
+        });
+        const { job_id } = (await res.json()) as { job_id: string };
+        const closed = await closeTime(job_id);
+        const { rows } = await devPool.query<{ status: string }>("select status from jobs where id = $1", [job_id]);
+        if (rows[0]?.status !== "done") throw new Error(`bench job ${job_id} ended ${rows[0]?.status}`);
+        // Temporal records on the run's first event whether eager execution was asked for and accepted.
+        const history = await client.workflow.getHandle(job_id).fetchHistory();
+        if (eager && history.events?.[0]?.workflowExecutionStartedEventAttributes?.eagerExecutionAccepted) devEagerCount++;
+        return closed - t;
+      };
       // Job done → callback received: from the job's terminal transition (finished_at, set in the
       // statement that records the callback) to the receiver's arrival stamp, same clock.
       const callbackTrigger = await graphql(api3.url, tenant.adminToken, `mutation($a: ID!, $u: String) { createTrigger(agentId: $a, callbackUrl: $u) { trigger { id } secret } }`, {
@@ -255,6 +290,11 @@ await main(async () => {
         activities: { async noop() {} },
       });
       const floorRun = floorWorker.run();
+      // On a failure below, the worker must stop too, or its pollers keep this process alive.
+      cleanups.push(async () => {
+        if (floorWorker.getState() === "RUNNING") floorWorker.shutdown();
+        await floorRun.catch(() => {});
+      });
       const eagerClient = new Client({ connection: native });
       // The default path's worker runs in a process of its own, as ours does (`npm run worker`);
       // eager start needs the client and the worker in one process, so its worker is the one above.
@@ -280,16 +320,23 @@ await main(async () => {
         await bareOnce(false);
         await bareOnce(true);
         await callbackOnce(-1);
+        await devOnce(-1, true);
+        await devOnce(-1, false);
       }
       eagerCount = 0;
-      const [webhookLat, stepsLat, floorLat, eagerLat, callbackLat]: number[][] = [[], [], [], [], []];
+      devEagerCount = 0;
+      const [webhookLat, stepsLat, floorLat, eagerLat, callbackLat, devEagerLat, devOffLat]: number[][] = [[], [], [], [], [], [], []];
       for (let i = 0; i < SAMPLES; i++) {
         webhookLat.push(await webhookOnce(i));
         stepsLat.push(await webhookOnce(i, true));
         floorLat.push(await bareOnce(false));
         eagerLat.push(await bareOnce(true));
         callbackLat.push(await callbackOnce(i));
+        devEagerLat.push(await devOnce(i, true));
+        devOffLat.push(await devOnce(i, false));
       }
+      await devEager.proc.stop();
+      await devOff.proc.stop();
 
       floorWorker.shutdown();
       await floorRun;
@@ -334,7 +381,7 @@ await main(async () => {
 
       const f = (x: number) => x.toFixed(0);
       const ratio = pct(webhookLat, 50) / pct(floorLat, 50);
-      say(`webhook → done p50 ${f(pct(webhookLat, 50))} ms; bare p50 ${f(pct(floorLat, 50))} ms; eager bare p50 ${f(pct(eagerLat, 50))} ms (${eagerCount}/${SAMPLES} eager); job done → callback p50 ${f(pct(callbackLat, 50))} ms`);
+      say(`webhook → done p50 ${f(pct(webhookLat, 50))} ms; bare p50 ${f(pct(floorLat, 50))} ms; eager bare p50 ${f(pct(eagerLat, 50))} ms (${eagerCount}/${SAMPLES} eager); job done → callback p50 ${f(pct(callbackLat, 50))} ms; npm start eager p50 ${f(pct(devEagerLat, 50))} ms (${devEagerCount}/${SAMPLES} eager), eager off p50 ${f(pct(devOffLat, 50))} ms`);
       const verdict = (ok: boolean) => (ok ? "**met**" : "**not met**");
       const body = [
         provenance(commandLine("bench:webhooks"), loadAtStart),
@@ -376,7 +423,7 @@ await main(async () => {
         "",
         "### Webhook → done vs the bare one-activity workflow (same end point)",
         "",
-        `One at a time, ${SAMPLES} samples after 5 warm-ups, the five paths taking turns sample by sample (so drift weighs on each alike). All are timed`,
+        `One at a time, ${SAMPLES} samples after 5 warm-ups, the seven paths taking turns sample by sample (so drift weighs on each alike). All are timed`,
         "from the client's send (Date.now()) to the workflow's close time as Temporal records it (`describe().closeTime`), so they end at the same point.",
         "Webhook → done: the POST (ingest commit), dispatch, the `agentRun` workflow (beginRun, the script in a fresh QuickJS instance, its output and",
         "status stored) in the worker process (`npm run worker`). Bare: `client.workflow.start` + completion of a workflow with one no-op activity,",
@@ -385,6 +432,9 @@ await main(async () => {
         "`callbackUrl` on an HTTPS receiver on loopback (answering 200), from the job's `finished_at` (its terminal transition, which records the",
         "callback in the same statement) to the receiver's arrival stamp: the dispatcher's start of the `deliver` workflow, its two activities on the",
         "worker's outbound queue, the signed POST. Compare it with the bare workflow floor (a workflow start and one activity).",
+        "`npm start`: webhook → done through the development launcher (API and worker in one process, from the sources) on the same PostgreSQL and",
+        "Temporal server, one launcher with `TEMPORAL_EAGER_START=auto` (the default: the dispatcher starts runs through the worker's connection with",
+        "eager workflow start; the count is of runs whose history records `eagerExecutionAccepted`) and one with `off`, side by side.",
         "",
         "| path | p50 ms | p99 ms |",
         "|---|---|---|",
@@ -393,9 +443,12 @@ await main(async () => {
         `| bare workflow, one no-op activity | ${f(pct(floorLat, 50))} | ${f(pct(floorLat, 99))} |`,
         `| bare workflow, eager start (${eagerCount} of ${SAMPLES} started eagerly) | ${f(pct(eagerLat, 50))} | ${f(pct(eagerLat, 99))} |`,
         `| job done → completion callback received | ${f(pct(callbackLat, 50))} | ${f(pct(callbackLat, 99))} |`,
+        `| webhook → done, \`npm start\`, eager workflow start (${devEagerCount} of ${SAMPLES} started eagerly) | ${f(pct(devEagerLat, 50))} | ${f(pct(devEagerLat, 99))} |`,
+        `| webhook → done, \`npm start\`, TEMPORAL_EAGER_START=off | ${f(pct(devOffLat, 50))} | ${f(pct(devOffLat, 99))} |`,
         "",
         `Target webhook → done ≤ 1.1× the bare floor (p50): ${verdict(ratio <= 1.1)} (${ratio.toFixed(2)}×). Eager start ${pct(eagerLat, 50) < pct(floorLat, 50) ? "goes under" : "does not go under"} the default floor`,
-        `(${f(pct(eagerLat, 50))} vs ${f(pct(floorLat, 50))} ms p50).`,
+        `(${f(pct(eagerLat, 50))} vs ${f(pct(floorLat, 50))} ms p50). \`npm start\` with eager start: ${(pct(devEagerLat, 50) / pct(devOffLat, 50)).toFixed(2)}× the same launcher without it`,
+        `(${f(pct(devEagerLat, 50))} vs ${f(pct(devOffLat, 50))} ms p50), ${(pct(devEagerLat, 50) / pct(floorLat, 50)).toFixed(2)}× the bare floor, ${(pct(devEagerLat, 50) / pct(eagerLat, 50)).toFixed(2)}× the eager bare workflow.`,
       ].join("\n");
       writeSection(`## Webhooks${process.env.BENCH_SECTION ? ` (${process.env.BENCH_SECTION})` : ""}`, body);
     } finally {

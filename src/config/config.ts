@@ -90,6 +90,11 @@ const envSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().trim().min(1).default("default"),
   TEMPORAL_TASK_QUEUE: z.string().trim().min(1).default("agent-gateway"),
   TEMPORAL_CLI_PATH: z.string().trim().min(1).optional(),
+  /**
+   * Eager workflow start: `auto` starts runs eagerly where the process that starts them also runs
+   * the worker of their task queue (`npm start`); `off` always goes through the task queue.
+   */
+  TEMPORAL_EAGER_START: z.enum(["auto", "off"], { message: "must be auto or off" }).default("auto"),
   OPERATOR_TOKEN: z.string().trim().min(24, "must be at least 24 characters").optional(),
   SECRET_ENCRYPTION_KEY: encryptionKey.optional(),
   PUBLIC_BASE_URL: url(["http:", "https:"]).optional(),
@@ -221,6 +226,8 @@ export interface Config {
     namespace: string;
     taskQueue: string;
     cliPath: string | undefined;
+    /** `auto`: workflows are started eagerly when this process runs the worker of their task queue. */
+    eagerStart: "auto" | "off";
   };
   operatorToken: string;
   secretEncryptionKey: Buffer;
@@ -385,6 +392,7 @@ export function loadConfig(
       namespace: env.TEMPORAL_NAMESPACE,
       taskQueue: env.TEMPORAL_TASK_QUEUE,
       cliPath: env.TEMPORAL_CLI_PATH,
+      eagerStart: env.TEMPORAL_EAGER_START,
     },
     operatorToken: operatorToken!,
     secretEncryptionKey: secretEncryptionKey!,

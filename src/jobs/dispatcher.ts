@@ -86,14 +86,17 @@ export class Dispatcher {
 
   /** Starts one job's workflow; resolves when it is started (or already was) and marked. */
   async startWorkflow(jobId: string, traceContext?: string | null): Promise<void> {
-    const { client, connection } = this.runtime.temporal;
+    const taskQueue = this.runtime.config.temporal.taskQueue;
+    // Eager (TEMPORAL_EAGER_START) when this process runs the worker of the task queue.
+    const { client, connection, eager } = this.runtime.temporal.starterFor(taskQueue);
     const start = () =>
       connection.withDeadline(Date.now() + 5000, () =>
         client.workflow.start(this.target.workflow, {
-          taskQueue: this.runtime.config.temporal.taskQueue,
+          taskQueue,
           workflowId: jobId,
           args: [jobId],
           workflowIdReusePolicy: "REJECT_DUPLICATE",
+          ...(eager ? { requestEagerStart: true } : {}),
         }),
       );
     const { tracing } = this.runtime;

@@ -1,8 +1,9 @@
-import type pg from "pg";
+import pg from "pg";
 import type { JobSource, JobStatus } from "../db/schema.js";
 import { storableText } from "../infra/text.js";
-import { withTransaction } from "../db/tx.js";
 import { jobCallbackCte, jobPushCte } from "../outbound/store.js";
+
+const { escapeLiteral } = pg;
 
 /**
  * Channel carrying every job status transition (JSON `JobStatusNotice`). A NOTIFY payload is
@@ -128,32 +129,40 @@ export interface RunConcurrency {
  * serialised by a transaction-scoped advisory lock, so the count the UPDATE sees (a fresh snapshot
  * after the lock) includes every start committed before; accounts never wait for each other.
  * Undefined when the job or its agent is gone.
+ *
+ * One round trip: the lock and the UPDATE are two statements of one simple-protocol query, which
+ * PostgreSQL runs as one implicit transaction (the lock held until its commit) and, in READ
+ * COMMITTED, each statement with a snapshot of its own, the UPDATE's taken after the lock — what
+ * BEGIN, lock, UPDATE, COMMIT gave in four round trips (with a connection held across them). The
+ * simple protocol takes no parameters: the id goes in as a quoted literal, the limits as integers.
  */
 export async function beginRunRow(
   pool: pg.Pool,
   jobId: string,
   limits: RunConcurrency,
 ): Promise<(Pick<AgentRow, "cpuTimeLimitMs" | "wallTimeLimitMs"> & { slotFree: boolean }) | undefined> {
-  return withTransaction(pool, async (client) => {
-    await client.query(`select pg_advisory_xact_lock(${RUN_START_LOCK}, hashtext(account_id)) from jobs where id = $1`, [jobId]);
-    const { rows } = await client.query<Pick<AgentRow, "cpuTimeLimitMs" | "wallTimeLimitMs"> & { began: number; status: string; notified: number }>(
-      `with u as (update jobs set status = 'running', started_at = coalesce(started_at, now()), attempts = greatest(attempts, 1)
-         where id = $1 and (status = 'running' or (status = 'queued'
-           and (select count(*) from jobs r where r.account_id = jobs.account_id and r.status = 'running') < $2::int
-           and (select count(*) from jobs r where r.account_id = jobs.account_id and r.agent_id = jobs.agent_id and r.status = 'running') < $3::int))
-         returning id, account_id, agent_id, trigger_id, status, attempts, error, (select b.status from jobs b where b.id = $1) as before),
+  const id = escapeLiteral(jobId);
+  const int = (v: number) => {
+    if (!Number.isSafeInteger(v)) throw new Error(`run limit must be an integer, got ${v}`);
+    return String(v);
+  };
+  const results = (await pool.query(
+    `select pg_advisory_xact_lock(${RUN_START_LOCK}, hashtext(account_id)) from jobs where id = ${id};
+     with u as (update jobs set status = 'running', started_at = coalesce(started_at, now()), attempts = greatest(attempts, 1)
+         where id = ${id} and (status = 'running' or (status = 'queued'
+           and (select count(*) from jobs r where r.account_id = jobs.account_id and r.status = 'running') < ${int(limits.perAccount)}
+           and (select count(*) from jobs r where r.account_id = jobs.account_id and r.agent_id = jobs.agent_id and r.status = 'running') < ${int(limits.perAgent)}))
+         returning id, account_id, agent_id, trigger_id, status, attempts, error, (select b.status from jobs b where b.id = ${id}) as before),
        n as (select case when u.status is distinct from u.before then ${NOTIFY_STATUS} end as sent from u),
        ${jobPushCte("u")}
        select a.cpu_time_limit_ms as "cpuTimeLimitMs", a.wall_time_limit_ms as "wallTimeLimitMs", (select count(*) from u)::int as began, j.status,
               (select count(*) from n)::int as notified
-         from jobs j join agents a on a.id = j.agent_id where j.id = $1`,
-      [jobId, limits.perAccount, limits.perAgent],
-    );
-    const r = rows[0];
-    if (!r) return undefined;
-    // A job already done or failed (replayed, cancelled) is not waiting for a slot: the run goes on and finds it finished.
-    return { cpuTimeLimitMs: r.cpuTimeLimitMs, wallTimeLimitMs: r.wallTimeLimitMs, slotFree: r.began > 0 || r.status !== "queued" };
-  });
+         from jobs j join agents a on a.id = j.agent_id where j.id = ${id}`,
+  )) as unknown as pg.QueryResult<Pick<AgentRow, "cpuTimeLimitMs" | "wallTimeLimitMs"> & { began: number; status: string; notified: number }>[];
+  const r = results[1]?.rows[0];
+  if (!r) return undefined;
+  // A job already done or failed (replayed, cancelled) is not waiting for a slot: the run goes on and finds it finished.
+  return { cpuTimeLimitMs: r.cpuTimeLimitMs, wallTimeLimitMs: r.wallTimeLimitMs, slotFree: r.began > 0 || r.status !== "queued" };
 }
 
 /** The oldest runs of `jobId`'s account that wait for a slot (queued and already started in Temporal), at most `limit`. */

@@ -90,9 +90,15 @@ export async function startWorker(runtime: Runtime, options: { taskQueue?: strin
   await ensureRetentionSchedule(runtime, options.taskQueue ?? config.temporal.taskQueue).catch((err) => runtime.log.warn({ err }, "could not create the retention schedule"));
   deliveries.start();
   const outboundDone = outboundWorker.run();
-  const done = Promise.all([worker.run().finally(() => {
+  const running = worker.run();
+  // Workflows this process starts on the worker's queue (the API's runs under `npm start`, the
+  // deliveries) start eagerly on it, unless TEMPORAL_EAGER_START=off.
+  const withdrawEagerStart = runtime.temporal.offerEagerStart(connection, taskQueue);
+  const done = Promise.all([running.finally(() => {
+    withdrawEagerStart();
     if (outboundWorker.getState() === "RUNNING") outboundWorker.shutdown();
   }), outboundDone]).then(() => undefined).finally(async () => {
+    withdrawEagerStart();
     await deliveries.close();
     await metricsServer?.close();
     await connection.close().catch(() => {});
@@ -102,6 +108,7 @@ export async function startWorker(runtime: Runtime, options: { taskQueue?: strin
     metricsUrl: metricsServer?.url,
     done,
     async shutdown() {
+      withdrawEagerStart();
       deliveries.stop();
       if (worker.getState() === "RUNNING") worker.shutdown();
       if (outboundWorker.getState() === "RUNNING") outboundWorker.shutdown();
