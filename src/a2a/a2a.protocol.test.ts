@@ -173,10 +173,21 @@ describe("A2A JSON-RPC semantics", () => {
       const got = (await rpc(other.url, agent, key, "GetTask", { id: task.id })).body.result;
       expect(got.status.state).toBe("TASK_STATE_COMPLETED");
       expect(got.history.at(-1).parts[0].text).toBe("Hello from A");
+      // The answer is built from what the finish wrote, not read back: it is the stored task, to the timestamp.
+      expect(got).toEqual(task);
       expect(await stored(task.id)).toEqual({ state: "completed", answer: "Hello from A", error: null });
       const { rows } = await app.runtime.pool.query<{ n: number }>("select count(*)::int as n from messages where thread_id = $1", [task.contextId]);
       expect(rows[0]!.n).toBe(2);
     }
+    // Streamed: the events' task and final status are the stored task's.
+    const streamed = (await rpc(app.url, agent, key, "SendStreamingMessage", message("streamed"))).body;
+    const first = streamed[0].result.task;
+    expect(first.status.state).toBe("TASK_STATE_WORKING");
+    const final = streamed.at(-1).result.statusUpdate.status;
+    expect(final.state).toBe("TASK_STATE_COMPLETED");
+    const streamedTask = (await rpc(other.url, agent, key, "GetTask", { id: first.id })).body.result;
+    expect(streamedTask.status).toEqual(final);
+    expect(streamedTask.artifacts[0].parts[0].text).toBe("Hello from A");
     // The upstream failed: no finish with an answer; the task ends failed on its own.
     const failed = (await rpc(app.url, agent, key, "SendMessage", message("#fail500"))).body.result.task;
     expect(failed.status.state).toBe("TASK_STATE_FAILED");

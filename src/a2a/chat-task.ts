@@ -7,7 +7,7 @@ import { checkModelOptions } from "../providers/index.js";
 import type { KeyPrincipal } from "../keys/auth.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { chatContent, storedRequest } from "./mapping.js";
-import { finishChatTask, finishTurnWithTask, insertChatTask } from "./store.js";
+import { chatTaskRow, finishChatTask, finishTurnWithTask, insertChatTask, type ChatTaskEnd, type TaskRow } from "./store.js";
 
 const CANCELED = "Canceled by the client";
 
@@ -22,8 +22,10 @@ const CANCELED = "Canceled by the client";
 export interface StartedChatTask {
   taskId: string;
   contextId: string;
-  /** Settles when the task's end is stored. */
-  done: Promise<void>;
+  /** The task as stored when it started. */
+  row: TaskRow;
+  /** Settles when the task's end is stored: with the task as stored then, when this process wrote it. */
+  done: Promise<TaskRow | undefined>;
 }
 
 /** Turns in flight in this process, so CancelTask can stop them. */
@@ -46,7 +48,8 @@ export async function startChatTask(
   const model = chooseModel(principal.agent, null);
   checkModelOptions(runtime.config, model, chat, chat.messages, (_i, j) => `message.parts[${j}]`);
   const abort = new AbortController();
-  let inserted: Promise<string> | undefined;
+  let inserted: Promise<TaskRow> | undefined;
+  let endRow: TaskRow | undefined;
   /** Set once the turn's finish statement carries the task's end (the finish failing throws, and the end is written alone). */
   let endWritten = false;
   let accepted!: (info: { threadId: string }) => void;
@@ -68,10 +71,13 @@ export async function startChatTask(
       signal: abort.signal,
       // An answered turn's task ends in the turn's own finish statement: no commit of its own.
       finishWith: async ({ content }) => {
-        const taskId = await inserted?.catch(() => undefined);
-        if (taskId === undefined) return undefined;
+        const row = await inserted?.catch(() => undefined);
+        if (row === undefined) return undefined;
         endWritten = true;
-        return finishTurnWithTask(taskId, abort.signal.aborted ? { state: "canceled", answer: content, error: CANCELED } : { state: "completed", answer: content, error: null });
+        const end: ChatTaskEnd = abort.signal.aborted ? { state: "canceled", answer: content, error: CANCELED } : { state: "completed", answer: content, error: null };
+        const at = new Date();
+        endRow = chatTaskRow(row.id, row.contextId, row.request ?? {}, end, at);
+        return finishTurnWithTask(row.id, end, at);
       },
     },
   );
@@ -80,28 +86,31 @@ export async function startChatTask(
   const created = insertChatTask(runtime.pool, { accountId: principal.agent.accountId, agentId: principal.agent.id, contextId: threadId, request: storedRequest(message, true), durable: !hooks.blocking });
   inserted = created;
   let ended = false;
-  const end = async (state: "completed" | "failed" | "canceled", answer: string | null, error: string | null) => {
+  const end = async (state: "completed" | "failed" | "canceled", answer: string | null, error: string | null): Promise<TaskRow | undefined> => {
     ended = true;
-    const taskId = await created;
-    running.delete(taskId);
-    if (!endWritten) await finishChatTask(runtime.pool, taskId, { state, answer, error });
+    const { id } = await created;
+    running.delete(id);
+    if (endWritten) return endRow;
+    await finishChatTask(runtime.pool, id, { state, answer, error });
+    return undefined;
   };
   const done = turn.then(
     (r) => end(abort.signal.aborted ? "canceled" : "completed", r.content, abort.signal.aborted ? CANCELED : null),
     (err: unknown) => {
       // The finish statement failed or refused (it throws then): it ended nothing; the end is written alone.
       endWritten = false;
+      endRow = undefined;
       return end(abort.signal.aborted ? "canceled" : "failed", null, abort.signal.aborted ? CANCELED : err instanceof AppError ? err.message : "The turn failed");
     },
   );
   done.catch((err) => runtime.log.error({ err }, "could not store the end of an A2A chat task"));
-  let taskId: string;
+  let row: TaskRow;
   try {
-    taskId = await created;
+    row = await created;
   } catch (err) {
     abort.abort();
     throw err;
   }
-  if (!ended) running.set(taskId, abort);
-  return { taskId, contextId: threadId, done: done.catch(() => {}) };
+  if (!ended) running.set(row.id, abort);
+  return { taskId: row.id, contextId: threadId, row, done: done.catch(() => undefined) };
 }
