@@ -154,6 +154,53 @@ describe("A2A JSON-RPC semantics", () => {
     await app.runtime.pool.query("update threads set busy_until = null where id = $1", [task.contextId]);
   });
 
+  it("a chat task's end commits with its turn's finish: completed with the answer at once on either instance; a failed or refused finish still ends the task", async () => {
+    const stored = async (id: string) => (await app.runtime.pool.query<{ state: string; answer: string | null; error: string | null }>("select state, answer, error from a2a_tasks where id = $1", [id])).rows[0]!;
+    const poll = async (id: string) => {
+      for (let i = 0; i < 200; i++) {
+        const t = (await rpc(other.url, agent, key, "GetTask", { id })).body.result;
+        if (t.status.state !== "TASK_STATE_WORKING") return t;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`task ${id} never ended`);
+    };
+    // Answered: the blocking answer, the other instance's GetTask right after it and the stored row agree.
+    for (let i = 0; i < 3; i++) {
+      const sent = await rpc(app.url, agent, key, "SendMessage", message(`hello ${i}`));
+      const task = sent.body.result.task;
+      expect(task.status.state).toBe("TASK_STATE_COMPLETED");
+      expect(task.artifacts[0].parts[0].text).toBe("Hello from A");
+      const got = (await rpc(other.url, agent, key, "GetTask", { id: task.id })).body.result;
+      expect(got.status.state).toBe("TASK_STATE_COMPLETED");
+      expect(got.history.at(-1).parts[0].text).toBe("Hello from A");
+      // The answer is built from what the finish wrote, not read back: it is the stored task, to the timestamp.
+      expect(got).toEqual(task);
+      expect(await stored(task.id)).toEqual({ state: "completed", answer: "Hello from A", error: null });
+      const { rows } = await app.runtime.pool.query<{ n: number }>("select count(*)::int as n from messages where thread_id = $1", [task.contextId]);
+      expect(rows[0]!.n).toBe(2);
+    }
+    // Streamed: the events' task and final status are the stored task's.
+    const streamed = (await rpc(app.url, agent, key, "SendStreamingMessage", message("streamed"))).body;
+    const first = streamed[0].result.task;
+    expect(first.status.state).toBe("TASK_STATE_WORKING");
+    const final = streamed.at(-1).result.statusUpdate.status;
+    expect(final.state).toBe("TASK_STATE_COMPLETED");
+    const streamedTask = (await rpc(other.url, agent, key, "GetTask", { id: first.id })).body.result;
+    expect(streamedTask.status).toEqual(final);
+    expect(streamedTask.artifacts[0].parts[0].text).toBe("Hello from A");
+    // The upstream failed: no finish with an answer; the task ends failed on its own.
+    const failed = (await rpc(app.url, agent, key, "SendMessage", message("#fail500"))).body.result.task;
+    expect(failed.status.state).toBe("TASK_STATE_FAILED");
+    expect((await stored(failed.id)).state).toBe("failed");
+    // The thread was deleted while the turn ran: the finish refuses to store the answer, so the task is failed, not left working.
+    const slow = (await rpc(app.url, agent, key, "SendMessage", { ...message("#slow"), configuration: { returnImmediately: true } })).body.result.task;
+    await app.runtime.pool.query("delete from threads where id = $1", [slow.contextId]);
+    const orphaned = await poll(slow.id);
+    expect(orphaned.status.state).toBe("TASK_STATE_FAILED");
+    expect(orphaned.status.message.parts[0].text).toMatch(/deleted/);
+    expect(orphaned.artifacts ?? []).toEqual([]);
+  });
+
   it("a task started on one API instance is followed to its end from the other (job events and chat task NOTIFYs cross instances)", async () => {
     const started = await rpc(app.url, jobAgent, jobKey, "SendMessage", { ...message("go"), configuration: { returnImmediately: true } });
     const id = started.body.result.task.id;

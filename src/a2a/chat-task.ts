@@ -7,20 +7,25 @@ import { checkModelOptions } from "../providers/index.js";
 import type { KeyPrincipal } from "../keys/auth.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { chatContent, storedRequest } from "./mapping.js";
-import { finishChatTask, insertChatTask } from "./store.js";
+import { chatTaskRow, finishChatTask, finishTurnWithTask, insertChatTask, type ChatTaskEnd, type TaskRow } from "./store.js";
+
+const CANCELED = "Canceled by the client";
 
 /**
  * A chat agent's A2A message is a chat turn on the context's thread, through the chat API's own
  * engine (validation, rate limit, hold, thread lease, billing, stored messages). The task record
  * is written once the turn is accepted, so a refused turn (402, 429, thread_busy) is an error
- * and no task; its end is written when the turn ends, whoever is still listening.
+ * and no task; its end is written when the turn ends, whoever is still listening: an answered
+ * turn's in the turn's own finish statement (one durable commit for both), a failed turn's alone.
  */
 
 export interface StartedChatTask {
   taskId: string;
   contextId: string;
-  /** Settles when the task's end is stored. */
-  done: Promise<void>;
+  /** The task as stored when it started. */
+  row: TaskRow;
+  /** Settles when the task's end is stored: with the task as stored then, when this process wrote it. */
+  done: Promise<TaskRow | undefined>;
 }
 
 /** Turns in flight in this process, so CancelTask can stop them. */
@@ -43,6 +48,10 @@ export async function startChatTask(
   const model = chooseModel(principal.agent, null);
   checkModelOptions(runtime.config, model, chat, chat.messages, (_i, j) => `message.parts[${j}]`);
   const abort = new AbortController();
+  let inserted: Promise<TaskRow> | undefined;
+  let endRow: TaskRow | undefined;
+  /** Set once the turn's finish statement carries the task's end (the finish failing throws, and the end is written alone). */
+  let endWritten = false;
   let accepted!: (info: { threadId: string }) => void;
   const started = new Promise<{ threadId: string }>((resolve) => (accepted = resolve));
   const turn = executeTurn(
@@ -55,31 +64,53 @@ export async function startChatTask(
       maxTokens: chat.maxTokens,
       rateLimit: { keyId: principal.keyId, limit: principal.rateLimitPerMinute, onState: hooks.onRateLimit },
     },
-    { stream: hooks.onDelta !== undefined, onStart: accepted, onDelta: hooks.onDelta, signal: abort.signal },
+    {
+      stream: hooks.onDelta !== undefined,
+      onStart: accepted,
+      onDelta: hooks.onDelta,
+      signal: abort.signal,
+      // An answered turn's task ends in the turn's own finish statement: no commit of its own.
+      finishWith: async ({ content }) => {
+        const row = await inserted?.catch(() => undefined);
+        if (row === undefined) return undefined;
+        endWritten = true;
+        const end: ChatTaskEnd = abort.signal.aborted ? { state: "canceled", answer: content, error: CANCELED } : { state: "completed", answer: content, error: null };
+        const at = new Date();
+        endRow = chatTaskRow(row.id, row.contextId, row.request ?? {}, end, at);
+        return finishTurnWithTask(row.id, end, at);
+      },
+    },
   );
   // Refused before it started (402, 429, thread_busy, an unknown thread): the caller's error.
   const { threadId } = await Promise.race([started, turn.then(() => started)]);
-  const inserted = insertChatTask(runtime.pool, { accountId: principal.agent.accountId, agentId: principal.agent.id, contextId: threadId, request: storedRequest(message, true), durable: !hooks.blocking });
+  const created = insertChatTask(runtime.pool, { accountId: principal.agent.accountId, agentId: principal.agent.id, contextId: threadId, request: storedRequest(message, true), durable: !hooks.blocking });
+  inserted = created;
   let ended = false;
-  const end = async (state: "completed" | "failed" | "canceled", answer: string | null, error: string | null) => {
+  const end = async (state: "completed" | "failed" | "canceled", answer: string | null, error: string | null): Promise<TaskRow | undefined> => {
     ended = true;
-    const taskId = await inserted;
-    running.delete(taskId);
-    await finishChatTask(runtime.pool, taskId, { state, answer, error });
+    const { id } = await created;
+    running.delete(id);
+    if (endWritten) return endRow;
+    await finishChatTask(runtime.pool, id, { state, answer, error });
+    return undefined;
   };
   const done = turn.then(
-    (r) => end(abort.signal.aborted ? "canceled" : "completed", r.content, abort.signal.aborted ? "Canceled by the client" : null),
-    (err: unknown) =>
-      end(abort.signal.aborted ? "canceled" : "failed", null, abort.signal.aborted ? "Canceled by the client" : err instanceof AppError ? err.message : "The turn failed"),
+    (r) => end(abort.signal.aborted ? "canceled" : "completed", r.content, abort.signal.aborted ? CANCELED : null),
+    (err: unknown) => {
+      // The finish statement failed or refused (it throws then): it ended nothing; the end is written alone.
+      endWritten = false;
+      endRow = undefined;
+      return end(abort.signal.aborted ? "canceled" : "failed", null, abort.signal.aborted ? CANCELED : err instanceof AppError ? err.message : "The turn failed");
+    },
   );
   done.catch((err) => runtime.log.error({ err }, "could not store the end of an A2A chat task"));
-  let taskId: string;
+  let row: TaskRow;
   try {
-    taskId = await inserted;
+    row = await created;
   } catch (err) {
     abort.abort();
     throw err;
   }
-  if (!ended) running.set(taskId, abort);
-  return { taskId, contextId: threadId, done: done.catch(() => {}) };
+  if (!ended) running.set(row.id, abort);
+  return { taskId: row.id, contextId: threadId, row, done: done.catch(() => undefined) };
 }

@@ -140,7 +140,7 @@ export class GatewayA2AHandler implements A2ARequestHandler {
   }
 
   /** Starts the task of a message: a chat turn or a job. */
-  private async start(s: CallState, params: SendMessageRequest, onDelta?: (text: string) => void): Promise<{ taskId: string; done?: Promise<void> }> {
+  private async start(s: CallState, params: SendMessageRequest, onDelta?: (text: string) => void): Promise<{ taskId: string; row?: TaskRow; done?: Promise<TaskRow | undefined> }> {
     const blocking = onDelta === undefined && !params.configuration?.returnImmediately;
     const m = this.checkMessage(params);
     await this.refuseFollowUp(s, m);
@@ -148,7 +148,7 @@ export class GatewayA2AHandler implements A2ARequestHandler {
     if (!principal.automation) {
       const t = await startChatTask(this.runtime, principal, m, { onRateLimit: s.onRateLimit, onDelta, blocking });
       await this.keepPushConfig(s, params, t.taskId);
-      return { taskId: t.taskId, done: t.done };
+      return { taskId: t.taskId, row: t.row, done: t.done };
     }
     const payloadText = JSON.stringify(jobPayload(m));
     const { accountId, id: agentId } = principal.agent;
@@ -208,8 +208,11 @@ export class GatewayA2AHandler implements A2ARequestHandler {
       const { taskId, done } = await this.start(s, params);
       const view = { historyLength: params.configuration?.historyLength };
       if (params.configuration?.returnImmediately) return this.reread(s, taskId, view);
-      if (done) await Promise.race([done, new Promise((r) => setTimeout(r, BLOCKING_WAIT_MS).unref())]);
-      else {
+      if (done) {
+        // The end this process wrote is the task as stored: no need to read it back.
+        const ended = await Promise.race([done, new Promise<undefined>((r) => setTimeout(() => r(undefined), BLOCKING_WAIT_MS).unref())]);
+        if (ended) return toTask(ended, view);
+      } else {
         const row = await this.task(s, taskId);
         if (!isTerminal(row)) await this.follow(s, row, new Date(Date.now() + BLOCKING_WAIT_MS), new AbortController().signal);
       }
@@ -233,8 +236,8 @@ export class GatewayA2AHandler implements A2ARequestHandler {
         if (!taskPushed || !current) early.push(text);
         else void push(artifact(text, false, current));
       };
-      const { taskId, done } = await this.start(s, params, onDelta);
-      const row = await this.task(s, taskId);
+      const { taskId, row: started, done } = await this.start(s, params, onDelta);
+      const row = started ?? (await this.task(s, taskId));
       current = toTask(row, { historyLength: params.configuration?.historyLength });
       await push(taskEvent(current));
       taskPushed = true;
@@ -253,11 +256,11 @@ export class GatewayA2AHandler implements A2ARequestHandler {
   }
 
   /** Status updates until the end; then the artifact (if not streamed already) and the final status. */
-  private async streamToEnd(s: CallState, row: TaskRow, push: (e: StreamResponse) => Promise<unknown>, signal: AbortSignal, done: Promise<void> | undefined, chunksSent: () => number): Promise<void> {
+  private async streamToEnd(s: CallState, row: TaskRow, push: (e: StreamResponse) => Promise<unknown>, signal: AbortSignal, done: Promise<TaskRow | undefined> | undefined, chunksSent: () => number): Promise<void> {
     let last: TaskRow | undefined;
     if (done) {
-      await Promise.race([done, new Promise<void>((r) => signal.addEventListener("abort", () => r(), { once: true }))]);
-      last = await findTask(this.runtime.pool, s.principal.agent.accountId, s.principal.agent.id, row.id);
+      last = await Promise.race([done, new Promise<undefined>((r) => signal.addEventListener("abort", () => r(undefined), { once: true }))]);
+      last ??= await findTask(this.runtime.pool, s.principal.agent.accountId, s.principal.agent.id, row.id);
     } else {
       await this.follow(s, row, new Date(Date.now() + STREAM_MAX_MS), signal, async (now) => {
         last = now;

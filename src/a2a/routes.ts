@@ -64,6 +64,9 @@ export const a2aRoutes: RouteModule = (runtime) => {
     capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: false },
   });
   const handler = new GatewayA2AHandler(runtime, async () => capabilities);
+  // The transports keep no per-call state (the call's context comes with each call): one of each.
+  const v1Transport = new JsonRpcTransportHandler(handler);
+  const legacyTransport = new LegacyJsonRpcTransportHandler(handler);
 
   const reply = (res: Response, legacy: boolean, id: unknown, err: unknown, fallback?: JsonRpcError) => {
     let status = 200;
@@ -117,7 +120,7 @@ export const a2aRoutes: RouteModule = (runtime) => {
       const user: User = { isAuthenticated: true, userName: state.principal.keyId };
       const context = defaultServerCallContextBuilder({ extensions: undefined, user, headers: req.headers, requestedVersion: version });
       context.state.set(CALL_STATE, state);
-      const transport = legacy ? new LegacyJsonRpcTransportHandler(handler) : new JsonRpcTransportHandler(handler);
+      const transport = legacy ? legacyTransport : v1Transport;
       let result: unknown;
       try {
         result = await transport.handle(req.body, context);

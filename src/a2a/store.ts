@@ -2,7 +2,8 @@ import type pg from "pg";
 import { A2aPushConfig, A2aTask, AuditEntry, Job, Thread } from "../db/schema.js";
 import { sqlNames } from "../db/names.js";
 import { newId } from "../infra/ids.js";
-import { ASYNC_COMMIT_CTE } from "../db/statement.js";
+import { ASYNC_COMMIT_CTE, statement, type Param } from "../db/statement.js";
+import { finishTurnStatement, type TurnFinishWith } from "../threads/store.js";
 import { chatTaskPushCte } from "../outbound/store.js";
 
 /**
@@ -58,30 +59,56 @@ const COLUMNS = `t.${T.id} as id, t.${T.contextId} as "contextId", t.${T.kind} a
 const FROM = `${T.table} t left join ${J.table} j on j.${J.id} = t.${T.id}`;
 
 /**
- * A chat task's record. `durable: false` commits without waiting for the WAL flush
- * (ASYNC_COMMIT_CTE): for a blocking send, whose task id leaves only after the synchronous
+ * A chat task's record, as stored: the caller has it without reading it back (its times are
+ * the caller's clock, written as they are). `durable: false` commits without waiting for the WAL
+ * flush (ASYNC_COMMIT_CTE): for a blocking send, whose task id leaves only after the synchronous
  * commit of the task's end (which flushes this too).
  */
-export async function insertChatTask(db: pg.Pool, t: { accountId: string; agentId: string; contextId: string; request: Record<string, unknown>; durable: boolean }): Promise<string> {
-  const id = newId("tsk");
+export async function insertChatTask(db: pg.Pool, t: { accountId: string; agentId: string; contextId: string; request: Record<string, unknown>; durable: boolean }): Promise<TaskRow> {
+  const row = chatTaskRow(newId("tsk"), t.contextId, t.request, { state: "working", answer: null, error: null }, new Date());
   await db.query(
     `with ${t.durable ? "" : `${ASYNC_COMMIT_CTE}, `}i as (insert into ${T.table} (${T.id}, ${T.account}, ${T.agent}, ${T.contextId}, ${T.kind}, ${T.state}, ${T.request}, ${T.createdAt}, ${T.updatedAt})
-       values ($1, $2, $3, $4, 'chat', 'working', $5::jsonb, now(), now()) returning 1)
+       values ($1, $2, $3, $4, 'chat', 'working', $5::jsonb, $6, $6) returning 1)
      select (select count(*) from i)${t.durable ? "" : ", (select async_commit from async_commit)"}`,
-    [id, t.accountId, t.agentId, t.contextId, JSON.stringify(t.request)],
+    [row.id, t.accountId, t.agentId, t.contextId, JSON.stringify(t.request), row.statusAt],
   );
-  return id;
+  return row;
 }
 
-/** A chat task's end (only from working: a second end changes nothing), NOTIFYed and its push notifications recorded in the same statement. */
-export async function finishChatTask(db: pg.Pool, id: string, end: { state: TaskStateName; answer: string | null; error: string | null }): Promise<void> {
-  await db.query(
-    `with u as (update ${T.table} set ${T.state} = $2, ${T.answer} = $3, ${T.error} = $4, ${T.updatedAt} = now()
-                where ${T.id} = $1 and ${T.state} = 'working' returning ${T.id}, ${T.account}, ${T.state})
-     , ${chatTaskPushCte("u")}
-     select pg_notify('${A2A_TASK_CHANNEL}', json_build_object('taskId', ${T.id}, 'accountId', ${T.account}, 'state', ${T.state})::text) from u`,
-    [id, end.state, end.answer, end.error],
-  );
+/** A chat task's row as findTask reads it, from what its writer knows. */
+export function chatTaskRow(id: string, contextId: string, request: Record<string, unknown>, end: ChatTaskEnd, at: Date): TaskRow {
+  return { id, contextId, kind: "chat", state: end.state, request, answer: end.answer, error: end.error, result: null, payload: null, statusAt: at, cursorUs: at.getTime() * 1000 };
+}
+
+/**
+ * CTEs of a chat task's end (only from working: a second end changes nothing) when `when` holds,
+ * its push notifications recorded with it; the column NOTIFYs it (delivered on commit).
+ */
+const taskEndCtes = (p: Param, when: string) => `task_end as (update ${T.table} set ${T.state} = ${p("taskState")}, ${T.answer} = ${p("taskAnswer")}, ${T.error} = ${p("taskError")}, ${T.updatedAt} = ${p("taskEndedAt")}
+                where ${T.id} = ${p("taskId")} and ${T.state} = 'working' and ${when} returning ${T.id}, ${T.account}, ${T.state})
+     , ${chatTaskPushCte("task_end")}`;
+const TASK_END_NOTIFIED = `(select count(pg_notify('${A2A_TASK_CHANNEL}', json_build_object('taskId', ${T.id}, 'accountId', ${T.account}, 'state', ${T.state})::text)) from task_end) as task_end_notified`;
+
+const FINISH_TASK = statement("a2a-finish-chat-task", (p) => `with ${taskEndCtes(p, "true")} select ${TASK_END_NOTIFIED}`);
+
+/** The chat turn's finish (threads/store.ts) with its task's end in the same statement: written only when the finish settles the turn. */
+const FINISH_TURN_AND_TASK = finishTurnStatement("thread-finish-turn-a2a-task", { ctes: (p) => taskEndCtes(p, "exists (select 1 from held)"), columns: TASK_END_NOTIFIED });
+
+export interface ChatTaskEnd {
+  state: TaskStateName;
+  answer: string | null;
+  error: string | null;
+}
+const endValues = (id: string, end: ChatTaskEnd, at: Date) => ({ taskId: id, taskState: end.state, taskAnswer: end.answer, taskError: end.error, taskEndedAt: at });
+
+/** A chat task's end on its own (a turn that failed or was refused after the task was written). */
+export async function finishChatTask(db: pg.Pool, id: string, end: ChatTaskEnd): Promise<void> {
+  await db.query(FINISH_TASK.with(endValues(id, end, new Date())));
+}
+
+/** An answered turn's finish that also ends its task (one statement, one durable commit), the end's time `at`. */
+export function finishTurnWithTask(id: string, end: ChatTaskEnd, at: Date): TurnFinishWith {
+  return { statement: FINISH_TURN_AND_TASK, values: endValues(id, end, at) };
 }
 
 /** The record of a job task (id = the job's); a repeated message id finds the record already there. */

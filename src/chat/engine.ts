@@ -16,7 +16,7 @@ import {
   type ToolCallDelta,
 } from "../providers/index.js";
 import { SUPPORTED_MODELS, isSupportedModel } from "../config/models.js";
-import { finishTurn, leaseRefused, releaseLease, renewLease, threadBusy } from "../threads/store.js";
+import { finishTurn, leaseRefused, releaseLease, renewLease, threadBusy, type TurnFinishWith } from "../threads/store.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { AgentInfo } from "../agents/agent-info.js";
 import { keyRefusal, keySpendLimitExceeded } from "../keys/refusal.js";
@@ -66,6 +66,11 @@ export interface TurnHooks {
   onDelta?: (text: string) => void;
   onToolCall?: (delta: ToolCallDelta) => void;
   signal?: AbortSignal;
+  /**
+   * Writes of the caller's that commit with the answered turn's finish, in its statement (A2A: the
+   * task's end, without a commit of its own). Asked for once the answer is known; never throws.
+   */
+  finishWith?: (answer: { content: string; aborted: boolean }) => Promise<TurnFinishWith | undefined>;
 }
 
 export interface TurnResult {
@@ -306,7 +311,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     tags: tags(threadId),
     inputTokens: promptTokens,
     outputTokens: completionTokens,
-  });
+  }, await hooks.finishWith?.({ content, aborted }));
   return {
     id,
     threadId,

@@ -1,4 +1,5 @@
 import type express from "express";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { AppError } from "../errors/app-error.js";
 import type { AgentKeyAuth } from "../keys/agent-key.js";
 import type { KeyPrincipal } from "../keys/auth.js";
@@ -37,4 +38,21 @@ export async function authenticateForAgent(auth: AgentKeyAuth, req: express.Requ
     }
     throw err;
   }
+}
+
+/**
+ * The caller travels with each request as the SDK's `authInfo` (the Node transport reads it from
+ * `req.auth`), so one server serves requests of many keys in turn (server.ts). Nothing else is
+ * kept in it: the key itself never is.
+ */
+export function attachCaller(req: express.Request, principal: KeyPrincipal): void {
+  const auth: AuthInfo = { token: "", clientId: principal.keyId, scopes: [], extra: { principal } };
+  (req as express.Request & { auth?: AuthInfo }).auth = auth;
+}
+
+/** The key principal of the request a tool runs for. */
+export function callerOf(extra: { authInfo?: AuthInfo }): KeyPrincipal {
+  const principal = extra.authInfo?.extra?.principal as KeyPrincipal | undefined;
+  if (!principal) throw new Error("MCP tool call without its caller");
+  return principal;
 }

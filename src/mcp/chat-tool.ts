@@ -2,9 +2,9 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { executeTurn } from "../chat/engine.js";
 import { parseChatRequest } from "../chat/request.js";
-import type { KeyPrincipal } from "../keys/auth.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { toolErrorFrom, toolSuccess } from "./tool-result.js";
+import { callerOf } from "./auth.js";
 
 /**
  * `chat` on a chat agent: one turn of the chat engine, exactly as POST /api/v1/chat/completions
@@ -12,7 +12,7 @@ import { toolErrorFrom, toolSuccess } from "./tool-result.js";
  * messages, usage rows). A thread opened here continues over chat completions with its thread_id,
  * and the other way round.
  */
-// Built once: the servers are per request, their schemas need not be.
+// Built once, with the servers.
 const INPUT = {
   message: z.string().min(1).describe("The user message"),
   thread_id: z.string().min(1).max(255).optional().describe("Continue this thread (from an earlier answer); omit to start a new one"),
@@ -22,7 +22,7 @@ const OUTPUT = {
   thread_id: z.string().describe("The thread this turn belongs to"),
 };
 
-export function registerChatTool(server: McpServer, runtime: Runtime, principal: KeyPrincipal, agentName: string): void {
+export function registerChatTool(server: McpServer, runtime: Runtime, agentName: string): void {
   server.registerTool(
     "chat",
     {
@@ -35,6 +35,7 @@ export function registerChatTool(server: McpServer, runtime: Runtime, principal:
       annotations: { title: `Chat with ${agentName}`, readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     async ({ message, thread_id }, extra) => {
+      const principal = callerOf(extra);
       try {
         // The chat API's own validation, so both surfaces accept and refuse the same messages.
         const chat = parseChatRequest({ messages: [{ role: "user", content: message }], ...(thread_id !== undefined ? { thread_id } : {}) });

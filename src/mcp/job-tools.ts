@@ -1,4 +1,5 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { callerOf } from "./auth.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { startAgentJob } from "../agent-jobs/start.js";
@@ -66,8 +67,8 @@ function payloadOf(input: unknown): string {
   return text;
 }
 
-export function registerJobTools(server: McpServer, runtime: Runtime, principal: KeyPrincipal, agentName: string): void {
-  const countRequest = () => consumeRateLimit(runtime.pool, principal.keyId, principal.rateLimitPerMinute);
+export function registerJobTools(server: McpServer, runtime: Runtime, agentName: string): void {
+  const countRequest = (principal: KeyPrincipal) => consumeRateLimit(runtime.pool, principal.keyId, principal.rateLimitPerMinute);
 
   server.registerTool(
     "run",
@@ -82,9 +83,10 @@ export function registerJobTools(server: McpServer, runtime: Runtime, principal:
       annotations: { title: `Run ${agentName}`, readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     async ({ input, wait_seconds, idempotency_key }, extra) => {
+      const principal = callerOf(extra);
       try {
         const payloadText = payloadOf(input);
-        await countRequest();
+        await countRequest(principal);
         const started = await startAgentJob(runtime, {
           accountId: principal.agent.accountId,
           agentId: principal.agent.id,
@@ -120,9 +122,10 @@ export function registerJobTools(server: McpServer, runtime: Runtime, principal:
       outputSchema: jobOutput,
       annotations: { title: `A run of ${agentName}`, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
-    async ({ job_id }) => {
+    async ({ job_id }, extra) => {
+      const principal = callerOf(extra);
       try {
-        await countRequest();
+        await countRequest(principal);
         return jobResult(await agentJob(runtime, principal, job_id));
       } catch (err) {
         return toolErrorFrom(err, runtime.log);

@@ -260,6 +260,31 @@ describe("MCP server of a chat agent (official TypeScript SDK client)", () => {
     expect(micros(usage[0]!.cost)).toBeGreaterThan(0);
     expect(micros("10") - micros(r.data!.me.balance)).toBe(micros(usage[0]!.cost));
   });
+
+  it("servers are shared between agents of the same name and kind, never their callers: interleaved turns of two accounts' twins each land on their own agent and bill their own account", async () => {
+    const twins = await Promise.all(
+      ["twin-a", "twin-b"].map(async (account) => {
+        const token = (await createAccount(app.url, app.operatorToken, account, "10")).adminToken;
+        const agent = await createAgent(token, "Twin");
+        return { agent, key: await createKey(token, agent) };
+      }),
+    );
+    const clients = await Promise.all(twins.flatMap((t) => [0, 1].map(async () => ({ twin: t, ...(await connect(t.key, t.agent)) }))));
+    for (let round = 0; round < 3; round++) {
+      const results = await Promise.all(clients.map(async (c) => ({ c, r: await chat(c.client, { message: `round ${round}` }) })));
+      for (const { c, r } of results) {
+        expect(r.isError, text(r)).toBeFalsy();
+        const threadId = (r.structuredContent as { thread_id: string }).thread_id;
+        const { rows } = await app.runtime.pool.query<{ agent_id: string }>("select agent_id from threads where id = $1", [threadId]);
+        expect(rows[0]?.agent_id).toBe(c.twin.agent);
+        const { rows: ledger } = await app.runtime.pool.query<{ n: number }>(
+          "select count(*)::int as n from ledger_entries l join agents a on a.account_id = l.account_id where l.thread_id = $1 and a.id = $2",
+          [threadId, c.twin.agent],
+        );
+        expect(ledger[0]!.n).toBeGreaterThan(0);
+      }
+    }
+  });
 });
 
 async function waitFor(cond: () => boolean, timeoutMs = 20_000): Promise<void> {

@@ -4,8 +4,8 @@ import { AppError } from "../errors/app-error.js";
 import { agentKeyAuth } from "../keys/agent-key.js";
 import type { RouteModule } from "../http/server.js";
 import { mcpPath } from "../agents/protocol-urls.js";
-import { authenticateForAgent, challenge } from "./auth.js";
-import { agentMcpServer } from "./server.js";
+import { attachCaller, authenticateForAgent, challenge } from "./auth.js";
+import { leaseAgentMcpServer } from "./server.js";
 import { answerInvalidParams } from "./invalid-params.js";
 import { agentName } from "./agent-names.js";
 
@@ -14,7 +14,8 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 /**
  * `{PUBLIC_BASE_URL}/api/mcp/<agent_id>`: every agent is an MCP server over Streamable HTTP, in
- * the SDK's stateless mode (a fresh server and transport per POST; no session to route), and the
+ * the SDK's stateless mode (a fresh transport per POST, a server of the agent's kind from a pool;
+ * no session to route), and the
  * protected-resource metadata its 401 challenge points at.
  */
 export const mcpRoutes: RouteModule = (runtime) => {
@@ -39,15 +40,18 @@ export const mcpRoutes: RouteModule = (runtime) => {
     const name = await agentName(runtime, principal.agent.accountId, agentId);
     if (name === undefined) throw new AppError("invalid_api_key", "Invalid API key", { headers: { "WWW-Authenticate": challenge(base, agentId, "Invalid API key") } });
     // `automation` comes with the fresh key lookup: a script added a moment ago already changes the tools.
-    const server = agentMcpServer(runtime, principal, { name, automation: principal.automation });
+    const { server, release } = leaseAgentMcpServer(runtime, { name, automation: principal.automation });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, maxRequestBodySize: MAX_BODY_BYTES });
     // The client went away (or the answer is complete): abort the tool calls in flight, free both.
-    res.on("close", () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
+    res.on("close", release);
+    try {
+      await server.connect(transport);
+    } catch (err) {
+      release();
+      throw err;
+    }
     answerInvalidParams(transport);
+    attachCaller(req, principal);
     await transport.handleRequest(req, res);
   });
 

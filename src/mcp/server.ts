@@ -1,6 +1,5 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
-import type { KeyPrincipal } from "../keys/auth.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { registerChatTool } from "./chat-tool.js";
 import { registerJobTools } from "./job-tools.js";
@@ -21,11 +20,11 @@ export const SERVER_VERSION = "1.0.0";
 const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
 /**
- * The MCP server of one agent, built for one HTTP request (stateless Streamable HTTP: any API
- * instance answers any request, nothing is kept between requests; docs/mcp.md). The SDK does the
- * protocol: version negotiation, JSON-RPC framing, argument validation against the schemas.
+ * The MCP server of an agent profile (its name and kind). The SDK does the protocol: version
+ * negotiation, JSON-RPC framing, argument validation against the schemas. The tools read the
+ * caller from each request (auth.ts `callerOf`), so a server is not bound to a key.
  */
-export function agentMcpServer(runtime: Runtime, principal: KeyPrincipal, profile: AgentProfile): McpServer {
+function agentMcpServer(runtime: Runtime, profile: AgentProfile): McpServer {
   const server = new McpServer(
     { name: profile.name, title: profile.name, version: SERVER_VERSION },
     {
@@ -36,7 +35,43 @@ export function agentMcpServer(runtime: Runtime, principal: KeyPrincipal, profil
         : `"${profile.name}" is a chat agent: \`chat\` sends a message and returns the answer with its thread_id, which continues the conversation.`,
     },
   );
-  if (profile.automation) registerJobTools(server, runtime, principal, profile.name);
-  else registerChatTool(server, runtime, principal, profile.name);
+  if (profile.automation) registerJobTools(server, runtime, profile.name);
+  else registerChatTool(server, runtime, profile.name);
   return server;
+}
+
+/**
+ * Idle servers by profile, per runtime. Stateless Streamable HTTP needs a fresh transport per
+ * request (the SDK refuses to reuse one), but not a fresh server: building one (the McpServer,
+ * its handlers, the tools' schemas) was most of the protocol layer's CPU per call. A server
+ * serves one request at a time, connected to that request's transport, and comes back here once
+ * it is closed (the SDK supports close() then connect(); an in-flight handler of the previous
+ * connection is aborted by the close and answers only to its own transport). Bounded: at most
+ * MAX_IDLE servers a profile and MAX_PROFILES profiles (then it starts over).
+ */
+const MAX_IDLE = 16;
+const MAX_PROFILES = 1_000;
+const idleByRuntime = new WeakMap<Runtime, Map<string, McpServer[]>>();
+
+/** A server of the profile for one request; `release` closes it (aborting its tool calls in flight) and keeps it for a later one. */
+export function leaseAgentMcpServer(runtime: Runtime, profile: AgentProfile): { server: McpServer; release: () => void } {
+  let idle = idleByRuntime.get(runtime);
+  if (!idle) idleByRuntime.set(runtime, (idle = new Map()));
+  const key = `${profile.automation ? "automation" : "chat"}:${profile.name}`;
+  const server = idle.get(key)?.pop() ?? agentMcpServer(runtime, profile);
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    void server.close().then(
+      () => {
+        if (idle.size >= MAX_PROFILES && !idle.has(key)) idle.clear();
+        const list = idle.get(key) ?? [];
+        if (list.length < MAX_IDLE) list.push(server);
+        idle.set(key, list);
+      },
+      () => {},
+    );
+  };
+  return { server, release };
 }

@@ -4,7 +4,7 @@ import type { ChatMessage } from "../providers/types.js";
 import { heldCte, reclaimCte, releaseCte, settledCallCte, type CallTags } from "../billing/ledger.js";
 import { sqlNames } from "../db/names.js";
 import { Message, Thread } from "../db/schema.js";
-import { statement, type Param } from "../db/statement.js";
+import { statement, type Param, type Statement } from "../db/statement.js";
 
 /**
  * Thread persistence for the chat hot path, in hand-written SQL (one round trip per step).
@@ -182,14 +182,27 @@ export async function releaseLease(pool: pg.Pool, threadId: string, turnId: stri
   await pool.query(UNLEASE.with({ threadId, turnId }));
 }
 
+/**
+ * What a caller above this folder writes in the finish's own statement (A2A: the task's end), so
+ * it commits, durably, exactly when the turn does. Its CTEs may refer to `held` (one row when this
+ * finish settled the turn, none otherwise) and must write only then; `columns` are added to the
+ * final select (a CTE that only selects must be read there to run).
+ */
+export interface FinishExtension {
+  ctes: (p: Param) => string;
+  columns: string;
+}
+
 // The thread row is locked (and re-read) before the hold counts as held: a reclaim that settled
 // this turn since the statement's snapshot has cleared turn_id, so `t` is empty and nothing is
 // credited twice. `unsettled` is read from the snapshot, but with `t` locked nothing else can
 // settle this turn's hold (the reclaim needs the same row). A lease without a turn id was taken
 // before turn ids existed (a turn in flight across the upgrade); the reclaim never touches those.
-const FINISH = statement(
-  "thread-finish-turn",
-  (p) => `with ${heldCte(p, "unsettled")},
+/** The finish statement, optionally extended (built once per caller, when its module loads: it stays prepared). */
+export function finishTurnStatement(name: string, extension?: FinishExtension): Statement {
+  return statement(
+    name,
+    (p) => `with ${heldCte(p, "unsettled")},
           t as (update ${T.table} set ${T.busyUntil} = null, ${T.turnId} = null, ${T.updatedAt} = now(),
                        ${T.messageCount} = ${T.messageCount} + case when exists (select 1 from unsettled) then ${p("count")}::int else 0 end
                  where ${T.id} = ${p("threadId")} and (${T.turnId} = ${p("reference")} or (${T.turnId} is null and ${T.busyUntil} is not null)) returning ${T.id}),
@@ -197,9 +210,12 @@ const FINISH = statement(
           m as (insert into ${M.table} (${M.thread}, ${M.seq}, ${M.role}, ${M.content}, ${M.data}, ${M.createdAt})
                 select ${p("threadId")}, ${p("baseSeq")}::int + x.ord::int, x.role, x.content, x.data::jsonb, now()
                   from unnest(${p("roles")}::text[], ${p("contents")}::text[], ${p("data")}::text[]) with ordinality as x(role, content, data, ord)
-                 where exists (select 1 from held))
-     select exists (select 1 from held) as settled, exists (select 1 from t) as leased`,
-);
+                 where exists (select 1 from held))${extension ? `,
+          ${extension.ctes(p)}` : ""}
+     select exists (select 1 from held) as settled, exists (select 1 from t) as leased${extension ? `, ${extension.columns}` : ""}`,
+  );
+}
+const FINISH = finishTurnStatement("thread-finish-turn");
 /** A turn whose thread is gone (its agent or thread deleted mid-turn): its hold, if still unsettled, handed back whole. */
 const RECLAIM_ORPHAN = statement(
   "thread-reclaim-orphan",
@@ -207,6 +223,11 @@ const RECLAIM_ORPHAN = statement(
           ${reclaimCte("dead")}
      select (select count(*) from dead)::int as gone, (select count(*) from reclaimed)::int as holds`,
 );
+
+export interface TurnFinishWith {
+  statement: Statement;
+  values: Record<string, unknown>;
+}
 
 /**
  * Ends a turn: appends the messages (in order, after `baseSeq`), releases the lease and credits
@@ -225,9 +246,12 @@ const RECLAIM_ORPHAN = statement(
 export async function finishTurn(
   pool: pg.Pool,
   a: { threadId: string; accountId: string; baseSeq: number; messages: ChatMessage[]; release: number; reference: string; tags: CallTags; inputTokens: number; outputTokens: number },
+  /** A statement of finishTurnStatement with an extension, and the extension's own parameters. */
+  extended?: TurnFinishWith,
 ): Promise<void> {
   const { rows } = await pool.query<{ settled: boolean; leased: boolean }>(
-    FINISH.with({
+    (extended?.statement ?? FINISH).with({
+      ...extended?.values,
       ...a.tags,
       inputTokens: a.inputTokens,
       outputTokens: a.outputTokens,
