@@ -117,8 +117,8 @@ export async function statementStats(c: pg.Client, user: string): Promise<Statem
 /** WAL between two LSNs by resource manager (Heap, Btree, Transaction, …): records, bytes, of which full-page images. */
 export async function walByKind(c: pg.Client, from: string, to: string): Promise<{ kind: string; records: number; bytes: number; fpiBytes: number }[]> {
   const { rows } = await c.query(
-    `select "resource_manager/record_type" as kind, count::float8 as records, (record_length + fpi_length)::float8 as bytes, fpi_length::float8 as fpi
-       from pg_get_wal_stats($1::pg_lsn, $2::pg_lsn, false) where count > 0 order by record_length + fpi_length desc`,
+    `select "resource_manager/record_type" as kind, count::float8 as records, combined_size::float8 as bytes, fpi_size::float8 as fpi
+       from pg_get_wal_stats($1::pg_lsn, $2::pg_lsn, false) where count > 0 order by combined_size desc`,
     [from, to],
   );
   return rows.map((r) => ({ kind: r.kind, records: r.records, bytes: r.bytes, fpiBytes: r.fpi }));
@@ -156,11 +156,29 @@ export async function statementNamer(root: string): Promise<(query: string) => s
   const byText = new Map<string, string>();
   for (const [text, name] of registry.statementNames?.() ?? []) byText.set(normalise(text), name);
   return (query) => {
-    const name = byText.get(normalise(query));
+    // pg_stat_activity cuts a query at track_activity_query_size: a prefix of a named statement names it too.
+    const q = normalise(query);
+    let name = byText.get(q);
+    // Else the named statement sharing the longest prefix, if that is nearly all of it (pg_stat_statements numbers constants its own way).
+    if (!name && q.length >= 80) {
+      let best = 0;
+      for (const [text, n] of byText) {
+        let i = 0;
+        while (i < text.length && i < q.length && text[i] === q[i]) i++;
+        if (i > best && i >= 0.9 * Math.min(text.length, q.length)) [best, name] = [i, n];
+      }
+    }
     if (name) return `\`${name}\``;
     const flat = query.replace(/\s+/g, " ").trim();
     return `\`${(flat.length > 90 ? `${flat.slice(0, 90)}…` : flat).replace(/\|/g, "\\|")}\``;
   };
+}
+
+/** utime + stime (ms) of one process. */
+export function processCpuMs(pid: number): number {
+  const s = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
+  return (Number(f[11]) + Number(f[12])) * 10;
 }
 
 /** utime + stime (ms) of the postmaster and every process it started (backends, WAL writer, checkpointer…), exited children included. */
@@ -213,6 +231,7 @@ export interface WaitSamples {
  * (pgrowlocks). Stop with the returned function.
  */
 export function sampleWaits(c: pg.Client, user: string, lockedTable: string, name: (q: string) => string): () => Promise<WaitSamples> {
+  // Its own queries commit too (xact_commit counts them) and cost PostgreSQL CPU: callers subtract `samples` commits and its backend's CPU.
   const result: WaitSamples = { samples: 0, rowLockedShare: 0, byStatement: new Map() };
   let locked = 0;
   let running = true;
@@ -232,7 +251,7 @@ export function sampleWaits(c: pg.Client, user: string, lockedTable: string, nam
         m.set(wait, (m.get(wait) ?? 0) + 1);
         result.byStatement.set(label, m);
       }
-      await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 10));
     }
   })();
   return async () => {
