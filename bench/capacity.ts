@@ -302,7 +302,8 @@ function report(a: {
     "## Work per operation",
     "",
     "Operations one after the other (one connection), each kind after a `CHECKPOINT` and 11.5 s of quiet (so every backend has reported its counters;",
-    "full-page images are then each hot page's first change after the checkpoint, amortised over the phase's operations). Counters are",
+    "full-page images are then each page's first change after the checkpoint, amortised over the phase's operations: how much of the WAL they are",
+    "depends on the number of operations and on how often the server checkpoints (checkpoint_timeout, 5 min by default), the rest does not). Counters are",
     `PostgreSQL's own: commits from \`pg_stat_database.xact_commit\`, WAL bytes from the LSN difference (\`pg_current_wal_lsn()\`), records and`,
     "full-page images from `pg_stat_wal`, WAL fsyncs from `pg_stat_io` (object `wal`: the backends' and the WAL writer's `fsync`/`fdatasync` calls),",
     "rows from `pg_stat_user_tables`; each less the idle background measured first over " +
@@ -311,13 +312,13 @@ function report(a: {
     "A run includes everything PostgreSQL does for it: the webhook's ingest commit, the dispatcher's claim and start stamp, the worker's run start,",
     "output and status (its Temporal side is the dev server's SQLite, not counted here).",
     "",
-    "| operation | n | commits | WAL bytes | WAL records | full-page images | WAL fsyncs | rows inserted | rows updated (HOT) | rows deleted | PostgreSQL CPU ms | wall ms |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    "| operation | n | commits | WAL bytes | of which full-page images | WAL records | full-page images | WAL fsyncs | rows inserted | rows updated (HOT) | rows deleted | PostgreSQL CPU ms | wall ms |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
   ];
   for (const o of a.ops) {
     const sum = (f: (t: { ins: number; upd: number; hot: number; del: number }) => number) => Object.values(o.d.tables).reduce((s, t) => s + f(t), 0) / o.n;
     out.push(
-      `| ${o.kind} | ${o.n} | ${f2(o.d.xactCommit / o.n)} | ${f0(o.d.walLsnBytes / o.n)} | ${f1(o.d.walRecords / o.n)} | ${f2(o.d.walFpi / o.n)} | ${f2(o.d.walFsyncs / o.n)} | ${f2(sum((t) => t.ins))} | ${f2(sum((t) => t.upd))} (${f2(sum((t) => t.hot))}) | ${f2(sum((t) => t.del))} | ${f3(o.pgCpuMs / o.n)} | ${f2((o.seconds * 1000) / o.n)} |`,
+      `| ${o.kind} | ${o.n} | ${f2(o.d.xactCommit / o.n)} | ${f0(o.d.walLsnBytes / o.n)} | ${f0(o.wal.reduce((x, w) => x + w.fpiBytes, 0) / o.n)} | ${f1(o.d.walRecords / o.n)} | ${f2(o.d.walFpi / o.n)} | ${f2(o.d.walFsyncs / o.n)} | ${f2(sum((t) => t.ins))} | ${f2(sum((t) => t.upd))} (${f2(sum((t) => t.hot))}) | ${f2(sum((t) => t.del))} | ${f3(o.pgCpuMs / o.n)} | ${f2((o.seconds * 1000) / o.n)} |`,
     );
   }
   out.push("", "### Rows per operation, by table", "", "Inserted / updated (of which HOT) / deleted per operation, from `pg_stat_user_tables`.", "");
@@ -337,7 +338,8 @@ function report(a: {
     `autocannon, ${DURATION} s per cell, non-stream turns. "one account": every turn holds on one balance row; "spread": turns rotate over ${TENANTS} accounts;`,
     `"${TURNS_PER_THREAD}-turn threads": each connection opens a thread and continues it ${TURNS_PER_THREAD - 1} times, then opens a new one. Cores: CPU time over the`,
     "cell's wall time (PostgreSQL: all postgres processes; gateway: the `npm run serve` process; machine: /proc/stat, everything incl. the load generator).",
-    "\"row locked\": share of samples in which an account row was locked by a running transaction (`pgrowlocks`), i.e. how busy the balance row is.",
+    "\"row locked\": share of samples in which an account row was locked for update by a running transaction (`pgrowlocks`, modes `No Key Update`/`Update`;",
+    "the foreign-key checks' `Key Share` locks block no balance update and are not counted), i.e. how busy the balance row is.",
     "",
     "| load | connections | turns/s | p50 / p99 ms | errors | PostgreSQL cores | PostgreSQL CPU ms/turn | gateway cores | machine cores busy | commits/turn | WAL KB/s | WAL fsyncs/s | turns per fsync | row locked |",
     "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -348,7 +350,7 @@ function report(a: {
       `| ${c.kind} | ${c.connections} | ${f0(c.rps)} | ${c.p50} / ${c.p99} | ${c.errors} | ${f2(c.pgCores)} | ${f3((c.pgCores * 1000) / c.rps)} | ${f2(c.gwCores)} | ${f2(c.machineCores)} | ${f2(c.d.xactCommit / turns)} | ${f0(c.d.walLsnBytes / 1024 / c.d.seconds)} | ${f0(c.d.walFsyncs / DURATION)} | ${f1(turns / c.d.walFsyncs)} | ${f0(c.waits.rowLockedShare * 100)} % |`,
     );
   }
-  out.push("", "### What the backends wait on under load", "", "Sampled every ~5 ms during each cell at the highest connection count: the gateway's active backends by statement and wait event (`pg_stat_activity`):", "`CPU` = running or runnable, `Lock:transactionid` = waiting for another transaction's row lock, `IO:WalSync` = flushing WAL itself, `LWLock:WALWrite` = waiting for another backend's flush (group commit). Shares of that statement's samples.", "");
+  out.push("", "### What the backends wait on under load", "", "Sampled every ~10 ms during each cell at the highest connection count: the gateway's active backends by statement and wait event (`pg_stat_activity`):", "`CPU` = running or runnable, `Lock:transactionid` = waiting for another transaction's row lock, `IO:WalSync` = flushing WAL itself, `LWLock:WALWrite` = waiting for another backend's flush (group commit). Shares of that statement's samples.", "");
   out.push("| load | statement | samples | waits |", "|---|---|---|---|");
   const top = Math.max(...a.cells.map((c) => c.connections));
   for (const c of a.cells.filter((x) => x.connections === top)) {
@@ -370,7 +372,7 @@ function summary(a: { ops: OpResult[]; cells: Cell[] }): string[] {
   if (!one || !spread || !turnOp) return [...out, "(saturation cells not measured)"];
   const perCore = (c: Cell) => c.rps / c.pgCores;
   const line = (label: string, c: Cell) =>
-    `- ${label}: **${f0(c.rps)} turns/s** measured (${c.connections} connections), PostgreSQL using ${f2(c.pgCores)} cores (${f3((c.pgCores * 1000) / c.rps)} ms CPU per turn), ` +
+    `- ${label}: **${f0(c.rps)} turns/s** measured (${c.connections} connection${c.connections > 1 ? "s" : ""}), PostgreSQL using ${f2(c.pgCores)} cores (${f3((c.pgCores * 1000) / c.rps)} ms CPU per turn), ` +
     `the machine ${f2(c.machineCores)} of ${cpus().length} cores busy; an account row locked in ${f0(c.waits.rowLockedShare * 100)} % of samples.`;
   out.push(
     `Measured on this machine (${cpus().length} cores shared by PostgreSQL, the gateway, the load generator, the mock and Temporal):`,

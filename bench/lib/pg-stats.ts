@@ -218,7 +218,7 @@ export function postmasterPid(dataDir: string): number {
 
 export interface WaitSamples {
   samples: number;
-  /** Share of samples in which an account row was locked by a running transaction. */
+  /** Share of samples in which a row of the table was locked for update (a balance change) by a running transaction; FOR KEY SHARE locks of foreign-key checks, which block no update, are not counted. */
   rowLockedShare: number;
   /** statement label → wait ("CPU" when active and not waiting) → backends seen. */
   byStatement: Map<string, Map<string, number>>;
@@ -238,7 +238,7 @@ export function sampleWaits(c: pg.Client, user: string, lockedTable: string, nam
   const loop = (async () => {
     while (running) {
       const { rows } = await c.query(
-        `select (select count(*) from pgrowlocks($2))::int as locked,
+        `select (select count(*) from pgrowlocks($2) where exists (select 1 from unnest(modes) m where m like '%Update%'))::int as locked,
                 coalesce((select json_agg(json_build_array(coalesce(wait_event_type || ':' || wait_event, 'CPU'), query)) from pg_stat_activity
                            where datname = current_database() and usename = $1 and state = 'active' and backend_type = 'client backend'), '[]'::json) as active`,
         [user, lockedTable],
