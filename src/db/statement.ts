@@ -26,7 +26,7 @@ export function statement(name: string, build: (p: Param) => string): Statement 
     return `$${i + 1}`;
   };
   const text = build(p);
-  names.set(text, name);
+  if (names.size < 1000) names.set(text, name); // statements are built at module load; a bound in case one ever is not
   return {
     name,
     text,
