@@ -1,4 +1,4 @@
-// autocannon ships no types; the subset bench/chat.ts uses.
+// autocannon ships no types; the subset bench/chat.ts and bench/capacity.ts use.
 declare module "autocannon" {
   interface Options {
     url: string;
@@ -9,8 +9,14 @@ declare module "autocannon" {
     duration?: number;
     amount?: number;
     timeout?: number;
-    /** Per-request hook: returns the request to send (autocannon's `requests[].setupRequest`). */
-    requests?: { setupRequest?: (req: { method?: string; path?: string; headers: Record<string, string>; body?: string | Buffer }) => unknown }[];
+    /**
+     * The request sequence each connection repeats: `setupRequest` returns the request to send,
+     * `onResponse` sees its answer. `context` is the connection's own, reset when its sequence starts over.
+     */
+    requests?: {
+      setupRequest?: (req: { method?: string; path?: string; headers: Record<string, string>; body?: string | Buffer }, context: Record<string, unknown>) => unknown;
+      onResponse?: (status: number, body: string, context: Record<string, unknown>) => void;
+    }[];
   }
   interface Histogram {
     average: number;

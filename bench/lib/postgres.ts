@@ -55,7 +55,9 @@ export async function startDurablePostgres(dir: string): Promise<BenchPostgres> 
     createPostgresUser: process.getuid?.() === 0,
     // pg_stat_statements (as most managed PostgreSQL services enable it) tells where a turn's
     // database time goes; it costs a little per statement.
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=400", "-c", "shared_preload_libraries=pg_stat_statements"],
+    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=400", "-c", "shared_preload_libraries=pg_stat_statements",
+      // bench:capacity samples pg_stat_activity.query to name what a backend waits in; the default (1 KB) cuts the chat statements.
+      "-c", "track_activity_query_size=16384"],
     onLog: () => {},
     onError: () => {},
   });

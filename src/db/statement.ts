@@ -14,6 +14,10 @@ export interface Statement {
   with(values: Record<string, unknown>): { name: string; text: string; values: unknown[] };
 }
 
+const names = new Map<string, string>();
+/** Every statement built so far, text → name: how bench/capacity.ts names what pg_stat_statements saw. */
+export const statementNames = (): ReadonlyMap<string, string> => names;
+
 export function statement(name: string, build: (p: Param) => string): Statement {
   const order: string[] = [];
   const p: Param = (param) => {
@@ -22,6 +26,7 @@ export function statement(name: string, build: (p: Param) => string): Statement 
     return `$${i + 1}`;
   };
   const text = build(p);
+  if (names.size < 1000) names.set(text, name); // statements are built at module load; a bound in case one ever is not
   return {
     name,
     text,
