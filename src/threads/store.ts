@@ -1,9 +1,10 @@
 import type pg from "pg";
 import { AppError } from "../errors/app-error.js";
 import type { ChatMessage } from "../providers/types.js";
-import { heldCte, reclaimCte, releaseCte, settledCallCte, type CallTags } from "../billing/ledger.js";
+import { reclaimCte, releaseBatchCte, settledCallCte, type CallTags } from "../billing/ledger.js";
 import { sqlNames } from "../db/names.js";
-import { Message, Thread } from "../db/schema.js";
+import { LedgerEntry, Message, Thread } from "../db/schema.js";
+import { FinishBatcher } from "./finish-batcher.js";
 import { statement, type Param } from "../db/statement.js";
 
 /**
@@ -15,6 +16,7 @@ import { statement, type Param } from "../db/statement.js";
  */
 const T = sqlNames(Thread);
 const M = sqlNames(Message);
+const L = sqlNames(LedgerEntry);
 
 /**
  * The `new_thread` CTE: inserts thread `threadId` (leased for `leaseMs` by turn `reference`) for
@@ -159,24 +161,83 @@ export async function releaseLease(pool: pg.Pool, threadId: string, turnId: stri
   await pool.query(UNLEASE.with({ threadId, turnId }));
 }
 
-// The thread row is locked (and re-read) before the hold counts as held: a reclaim that settled
-// this turn since the statement's snapshot has cleared turn_id, so `t` is empty and nothing is
-// credited twice. `unsettled` is read from the snapshot, but with `t` locked nothing else can
-// settle this turn's hold (the reclaim needs the same row). A lease without a turn id was taken
-// before turn ids existed (a turn in flight across the upgrade); the reclaim never touches those.
+// Per turn of the batch (all of one account): its hold (the ledger row its open statement wrote,
+// which a database crash may have lost: it commits asynchronously), and its thread row, updated
+// only while this turn still holds the lease (`turn_id`). The update locks and re-reads the row:
+// a reclaim that settled the turn since the statement's snapshot has cleared turn_id, so the turn
+// is not in `t` and nothing is credited twice; and while turn_id is this turn's, nothing has
+// settled its hold (the reclaim and the finish both clear it in the statement that settles), so
+// no `hold_release` lookup is needed. Only turns in both settle (`settled`); the others are
+// answered alone (finishTurn). Thread rows are locked before the account row, as by the reclaim.
 const FINISH = statement(
-  "thread-finish-turn",
-  (p) => `with ${heldCte(p, "unsettled")},
-          t as (update ${T.table} set ${T.busyUntil} = null, ${T.turnId} = null, ${T.updatedAt} = now(),
-                       ${T.messageCount} = ${T.messageCount} + case when exists (select 1 from unsettled) then ${p("count")}::int else 0 end
-                 where ${T.id} = ${p("threadId")} and (${T.turnId} = ${p("reference")} or (${T.turnId} is null and ${T.busyUntil} is not null)) returning ${T.id}),
-          ${releaseCte(p, "held as (select 1 as held from unsettled where exists (select 1 from t))")},
+  "thread-finish-turns",
+  (p) => `with input as (select * from unnest(${p("threadIds")}::text[], ${p("references")}::text[], ${p("releases")}::bigint[], ${p("counts")}::int[], ${p("agentIds")}::text[], ${p("keyIds")}::text[],
+                                             ${p("triggerIds")}::text[], ${p("jobIds")}::text[], ${p("models")}::text[], ${p("inputTokens")}::int[], ${p("outputTokens")}::int[])
+                     with ordinality as i(thread_id, reference, release, count, agent_id, key_id, trigger_id, job_id, model, input_tokens, output_tokens, n)),
+          holds as (select i.n, h.${L.createdAt} as held_at from input i join ${L.table} h
+                      on h.${L.threadId} = i.thread_id and h.${L.reference} = i.reference and h.${L.kind} = 'hold' and h.${L.account} = ${p("accountId")}),
+          t as (update ${T.table} th set ${T.busyUntil} = null, ${T.turnId} = null, ${T.updatedAt} = now(),
+                       ${T.messageCount} = th.${T.messageCount} + case when exists (select 1 from holds where holds.n = i.n) then i.count else 0 end
+                  from input i where th.${T.id} = i.thread_id and th.${T.turnId} = i.reference returning i.n),
+          settled as (select i.*, h.held_at from input i join holds h on h.n = i.n where i.n in (select n from t)),
+          ${releaseBatchCte(p, "settled")},
           m as (insert into ${M.table} (${M.thread}, ${M.seq}, ${M.role}, ${M.content}, ${M.data}, ${M.createdAt})
-                select ${p("threadId")}, ${p("baseSeq")}::int + x.ord::int, x.role, x.content, x.data::jsonb, now()
-                  from unnest(${p("roles")}::text[], ${p("contents")}::text[], ${p("data")}::text[]) with ordinality as x(role, content, data, ord)
-                 where exists (select 1 from held))
-     select exists (select 1 from held) as settled, exists (select 1 from t) as leased`,
+                select x.thread_id, x.seq, x.role, x.content, x.data::jsonb, now()
+                  from unnest(${p("messageTurns")}::int[], ${p("messageThreads")}::text[], ${p("messageSeqs")}::int[], ${p("roles")}::text[], ${p("contents")}::text[], ${p("data")}::text[])
+                       as x(n, thread_id, seq, role, content, data)
+                 where x.n in (select n from settled))
+     select exists (select 1 from settled s where s.n = i.n) as settled, exists (select 1 from t where t.n = i.n) as leased from input i order by i.n`,
 );
+
+/** What ends a turn (finishTurn). */
+export interface FinishInput {
+  threadId: string;
+  accountId: string;
+  baseSeq: number;
+  messages: ChatMessage[];
+  release: number;
+  reference: string;
+  tags: CallTags;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** Finishes turns of one account in one statement (see FINISH): per turn, settled, and whether it still held its lease. */
+async function finishTurns(pool: pg.Pool, turns: FinishInput[]): Promise<{ settled: boolean; leased: boolean }[]> {
+  const messages = turns.flatMap((a, i) => a.messages.map((m, j) => ({ n: i + 1, threadId: a.threadId, seq: a.baseSeq + j + 1, m })));
+  const { rows } = await pool.query<{ settled: boolean; leased: boolean }>(
+    FINISH.with({
+      accountId: turns[0]!.accountId,
+      threadIds: turns.map((a) => a.threadId),
+      references: turns.map((a) => a.reference),
+      releases: turns.map((a) => a.release),
+      counts: turns.map((a) => a.messages.length),
+      agentIds: turns.map((a) => a.tags.agentId),
+      keyIds: turns.map((a) => a.tags.keyId),
+      triggerIds: turns.map((a) => a.tags.triggerId),
+      jobIds: turns.map((a) => a.tags.jobId),
+      models: turns.map((a) => a.tags.model),
+      inputTokens: turns.map((a) => a.inputTokens),
+      outputTokens: turns.map((a) => a.outputTokens),
+      messageTurns: messages.map((x) => x.n),
+      messageThreads: messages.map((x) => x.threadId),
+      messageSeqs: messages.map((x) => x.seq),
+      roles: messages.map((x) => x.m.role),
+      contents: messages.map((x) => x.m.content),
+      data: messages.map((x) => messageData(x.m)),
+    }),
+  );
+  return rows;
+}
+
+// One batcher per pool, i.e. per process (src/db/orm.ts: one pool per process).
+const batchers = new WeakMap<pg.Pool, FinishBatcher<FinishInput, { settled: boolean; leased: boolean }>>();
+function batcherFor(pool: pg.Pool): FinishBatcher<FinishInput, { settled: boolean; leased: boolean }> {
+  let b = batchers.get(pool);
+  if (!b) batchers.set(pool, (b = new FinishBatcher((turns) => finishTurns(pool, turns))));
+  return b;
+}
+
 /** A turn whose thread is gone (its agent or thread deleted mid-turn): its hold, if still unsettled, handed back whole. */
 const RECLAIM_ORPHAN = statement(
   "thread-reclaim-orphan",
@@ -188,7 +249,8 @@ const RECLAIM_ORPHAN = statement(
 /**
  * Ends a turn: appends the messages (in order, after `baseSeq`), releases the lease and credits
  * back `release` micro-USD of the hold, all in one statement so a crash cannot keep one without
- * the other. A synchronous commit: it also makes the turn's asynchronously committed hold (and
+ * the other. Concurrent turns of one account share that statement (FinishBatcher: one lock of the
+ * balance row and one flush for all of them); each is decided alone. A synchronous commit: it also makes the turn's asynchronously committed hold (and
  * new thread) durable before the answer leaves (WAL is flushed in order). Nothing is saved or
  * credited, and the turn fails, when:
  * - the thread is gone (its agent or the thread was deleted mid-turn): the hold is handed back
@@ -199,28 +261,10 @@ const RECLAIM_ORPHAN = statement(
  *   lease is released when it is still this turn's (a continuation's lease is durable, its hold
  *   may not be). The client must not get an answer whose thread is not stored.
  */
-export async function finishTurn(
-  pool: pg.Pool,
-  a: { threadId: string; accountId: string; baseSeq: number; messages: ChatMessage[]; release: number; reference: string; tags: CallTags; inputTokens: number; outputTokens: number },
-): Promise<void> {
-  const { rows } = await pool.query<{ settled: boolean; leased: boolean }>(
-    FINISH.with({
-      ...a.tags,
-      inputTokens: a.inputTokens,
-      outputTokens: a.outputTokens,
-      accountId: a.accountId,
-      release: a.release,
-      reference: a.reference,
-      threadId: a.threadId,
-      baseSeq: a.baseSeq,
-      roles: a.messages.map((m) => m.role),
-      contents: a.messages.map((m) => m.content),
-      count: a.messages.length,
-      data: a.messages.map(messageData),
-    }),
-  );
-  if (rows[0]?.settled) return;
-  if (!rows[0]?.leased) {
+export async function finishTurn(pool: pg.Pool, a: FinishInput): Promise<void> {
+  const outcome = await batcherFor(pool).finish(a);
+  if (outcome.settled) return;
+  if (!outcome.leased) {
     const orphan = await pool.query<{ gone: number; holds: number }>(RECLAIM_ORPHAN.with({ threadId: a.threadId, reference: a.reference }));
     // A thread that never existed was lost with its hold to a database crash (503 below).
     if (orphan.rows[0]!.holds > 0) {
