@@ -171,11 +171,17 @@ export async function releaseLease(pool: pg.Pool, threadId: string, turnId: stri
 // answered alone (finishTurn). Thread rows are locked before the account row, as by the reclaim.
 const FINISH = statement(
   "thread-finish-turns",
-  (p) => `with input as (select * from unnest(${p("threadIds")}::text[], ${p("references")}::text[], ${p("releases")}::bigint[], ${p("counts")}::int[], ${p("agentIds")}::text[], ${p("keyIds")}::text[],
-                                             ${p("triggerIds")}::text[], ${p("jobIds")}::text[], ${p("models")}::text[], ${p("inputTokens")}::int[], ${p("outputTokens")}::int[])
+  (p) => {
+    // Arrays as scalar subqueries: the planner cannot count their elements, so the plan for one
+    // turn and for sixty is the same generic plan, prepared once (a bare array parameter makes
+    // PostgreSQL re-plan this statement on every call). Per-turn lookups are LATERAL, i.e. index
+    // probes per turn, never a scan of the account's ledger.
+    const arr = (name: string, type: string) => `(select ${p(name)}::${type}[])`;
+    return `with input as (select * from unnest(${arr("threadIds", "text")}, ${arr("references", "text")}, ${arr("releases", "bigint")}, ${arr("counts", "int")}, ${arr("agentIds", "text")}, ${arr("keyIds", "text")},
+                                             ${arr("triggerIds", "text")}, ${arr("jobIds", "text")}, ${arr("models", "text")}, ${arr("inputTokens", "int")}, ${arr("outputTokens", "int")})
                      with ordinality as i(thread_id, reference, release, count, agent_id, key_id, trigger_id, job_id, model, input_tokens, output_tokens, n)),
-          holds as (select i.n, h.${L.createdAt} as held_at from input i join ${L.table} h
-                      on h.${L.threadId} = i.thread_id and h.${L.reference} = i.reference and h.${L.kind} = 'hold' and h.${L.account} = ${p("accountId")}),
+          holds as (select i.n, h.held_at from input i cross join lateral (select ${L.createdAt} as held_at from ${L.table}
+                      where ${L.threadId} = i.thread_id and ${L.reference} = i.reference and ${L.kind} = 'hold' and ${L.account} = ${p("accountId")} limit 1) h),
           t as (update ${T.table} th set ${T.busyUntil} = null, ${T.turnId} = null, ${T.updatedAt} = now(),
                        ${T.messageCount} = th.${T.messageCount} + case when exists (select 1 from holds where holds.n = i.n) then i.count else 0 end
                   from input i where th.${T.id} = i.thread_id and th.${T.turnId} = i.reference returning i.n),
@@ -183,10 +189,11 @@ const FINISH = statement(
           ${releaseBatchCte(p, "settled")},
           m as (insert into ${M.table} (${M.thread}, ${M.seq}, ${M.role}, ${M.content}, ${M.data}, ${M.createdAt})
                 select x.thread_id, x.seq, x.role, x.content, x.data::jsonb, now()
-                  from unnest(${p("messageTurns")}::int[], ${p("messageThreads")}::text[], ${p("messageSeqs")}::int[], ${p("roles")}::text[], ${p("contents")}::text[], ${p("data")}::text[])
+                  from unnest(${arr("messageTurns", "int")}, ${arr("messageThreads", "text")}, ${arr("messageSeqs", "int")}, ${arr("roles", "text")}, ${arr("contents", "text")}, ${arr("data", "text")})
                        as x(n, thread_id, seq, role, content, data)
                  where x.n in (select n from settled))
-     select exists (select 1 from settled s where s.n = i.n) as settled, exists (select 1 from t where t.n = i.n) as leased from input i order by i.n`,
+     select exists (select 1 from settled s where s.n = i.n) as settled, exists (select 1 from t where t.n = i.n) as leased from input i order by i.n`;
+  },
 );
 
 /** What ends a turn (finishTurn). */
