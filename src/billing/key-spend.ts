@@ -105,7 +105,7 @@ export function keyReleaseCte(p: Param, amount: string, when: string): string {
 export function keyReleaseBatchCte(settled: string, released: string): string {
   return `batch_key_release as (update ${S.table} s set ${S.spentMicros} = greatest(0, s.${S.spentMicros} - x.amount)
                  from (select st.key_id, ${periodStartSql(`k.${K.spendLimitPeriod}`, "st.held_at")} as period, sum(st.release)::bigint as amount
-                         from ${settled} st cross join lateral (select ${K.spendLimitPeriod} from ${K.table} where ${K.id} = st.key_id and ${K.spendLimitMicros} is not null) k
+                         from ${settled} st cross join lateral (select ${K.spendLimitPeriod} from ${K.table} where ${K.id} = st.key_id and ${K.spendLimitMicros} is not null limit 1) k
                         where st.release > 0 group by 1, 2) x
                 where s.${S.apiKey} = x.key_id and s.${S.periodStart} = x.period and exists (select 1 from ${released}))`;
 }

@@ -174,14 +174,17 @@ const FINISH = statement(
   (p) => {
     // Arrays as scalar subqueries: the planner cannot count their elements, so the plan for one
     // turn and for sixty is the same generic plan, prepared once (a bare array parameter makes
-    // PostgreSQL re-plan this statement on every call). Per-turn lookups are LATERAL, i.e. index
-    // probes per turn, never a scan of the account's ledger.
+    // PostgreSQL re-plan this statement on every call). Per-turn lookups are LATERAL on the call's
+    // own key (thread, reference), so the only index that fits is ledger_entries_thread_reference_idx:
+    // with the account in the condition the generic plan chose the account's index, i.e. a scan of
+    // all of the account's ledger rows per turn.
     const arr = (name: string, type: string) => `(select ${p(name)}::${type}[])`;
     return `with input as (select * from unnest(${arr("threadIds", "text")}, ${arr("references", "text")}, ${arr("releases", "bigint")}, ${arr("counts", "int")}, ${arr("agentIds", "text")}, ${arr("keyIds", "text")},
                                              ${arr("triggerIds", "text")}, ${arr("jobIds", "text")}, ${arr("models", "text")}, ${arr("inputTokens", "int")}, ${arr("outputTokens", "int")})
                      with ordinality as i(thread_id, reference, release, count, agent_id, key_id, trigger_id, job_id, model, input_tokens, output_tokens, n)),
-          holds as (select i.n, h.held_at from input i cross join lateral (select ${L.createdAt} as held_at from ${L.table}
-                      where ${L.threadId} = i.thread_id and ${L.reference} = i.reference and ${L.kind} = 'hold' and ${L.account} = ${p("accountId")} limit 1) h),
+          holds as (select i.n, h.held_at from input i cross join lateral (select ${L.createdAt} as held_at, ${L.account} as account from ${L.table}
+                      where ${L.threadId} = i.thread_id and ${L.reference} = i.reference and ${L.kind} = 'hold' limit 1) h
+                     where h.account = ${p("accountId")}),
           t as (update ${T.table} th set ${T.busyUntil} = null, ${T.turnId} = null, ${T.updatedAt} = now(),
                        ${T.messageCount} = th.${T.messageCount} + case when exists (select 1 from holds where holds.n = i.n) then i.count else 0 end
                   from input i where th.${T.id} = i.thread_id and th.${T.turnId} = i.reference returning i.n),
