@@ -96,17 +96,19 @@ describe("chat turns of one account finished by one statement (group commit)", (
 
   beforeAll(async () => {
     fake = await startFakeUpstream();
-    // In front of the fake: while `gated`, a call waits until the test opens the gate.
+    // In front of the fake: while `gated`, an answer is held until the test opens the gate, so the
+    // held turns all get their answers, and finish, at the same moment.
     gate = createServer(async (req, res) => {
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
+      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !["host", "content-length", "connection"].includes(k))) as Record<string, string>;
+      const r = await fetch(fake.url + req.url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
+      const body = Buffer.from(await r.arrayBuffer());
       if (gated) {
         arrived++;
         await opened;
       }
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !["host", "content-length", "connection"].includes(k))) as Record<string, string>;
-      const r = await fetch(fake.url + req.url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
-      res.writeHead(r.status, { "content-type": r.headers.get("content-type") ?? "application/json" }).end(Buffer.from(await r.arrayBuffer()));
+      res.writeHead(r.status, { "content-type": r.headers.get("content-type") ?? "application/json" }).end(body);
     });
     await new Promise<void>((r) => gate.listen(0, "127.0.0.1", r));
     const upstream = `http://127.0.0.1:${(gate.address() as AddressInfo).port}`;

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { AppError } from "../errors/app-error.js";
 import type { ChatMessage } from "../providers/types.js";
-import { reclaimCte, releaseBatchCte, settledCallCte, type CallTags } from "../billing/ledger.js";
+import { heldCte, reclaimCte, releaseBatchCte, releaseCte, settledCallCte, type CallTags } from "../billing/ledger.js";
 import { sqlNames } from "../db/names.js";
 import { LedgerEntry, Message, Thread } from "../db/schema.js";
 import { FinishBatcher } from "./finish-batcher.js";
@@ -199,6 +199,28 @@ const FINISH = statement(
   },
 );
 
+// A turn finished alone (nothing else of its account in flight: every turn at one connection): the
+// same decisions as FINISH for one turn, in a statement with scalar parameters, which measured
+// cheaper than FINISH with one-element arrays (docs/billing-reservations.md, *Group commit*). The
+// thread row is locked (and re-read) before the hold counts as held: a reclaim that settled this
+// turn since the statement's snapshot has cleared turn_id, so `t` is empty and nothing is credited
+// twice. `unsettled` is read from the snapshot, but with `t` locked nothing else can settle this
+// turn's hold (the reclaim needs the same row).
+const FINISH_ONE = statement(
+  "thread-finish-turn",
+  (p) => `with ${heldCte(p, "unsettled")},
+          t as (update ${T.table} set ${T.busyUntil} = null, ${T.turnId} = null, ${T.updatedAt} = now(),
+                       ${T.messageCount} = ${T.messageCount} + case when exists (select 1 from unsettled) then ${p("count")}::int else 0 end
+                 where ${T.id} = ${p("threadId")} and ${T.turnId} = ${p("reference")} returning ${T.id}),
+          ${releaseCte(p, "held as (select 1 as held from unsettled where exists (select 1 from t))")},
+          m as (insert into ${M.table} (${M.thread}, ${M.seq}, ${M.role}, ${M.content}, ${M.data}, ${M.createdAt})
+                select ${p("threadId")}, ${p("baseSeq")}::int + x.ord::int, x.role, x.content, x.data::jsonb, now()
+                  from unnest(${p("roles")}::text[], ${p("contents")}::text[], ${p("data")}::text[]) with ordinality as x(role, content, data, ord)
+                 where exists (select 1 from held))
+     select exists (select 1 from held) as settled, exists (select 1 from t) as leased`,
+);
+
+
 /** What ends a turn (finishTurn). */
 export interface FinishInput {
   threadId: string;
@@ -214,6 +236,26 @@ export interface FinishInput {
 
 /** Finishes turns of one account in one statement (see FINISH): per turn, settled, and whether it still held its lease. */
 async function finishTurns(pool: pg.Pool, turns: FinishInput[]): Promise<{ settled: boolean; leased: boolean }[]> {
+  if (turns.length === 1) {
+    const a = turns[0]!;
+    const { rows } = await pool.query<{ settled: boolean; leased: boolean }>(
+      FINISH_ONE.with({
+        ...a.tags,
+        inputTokens: a.inputTokens,
+        outputTokens: a.outputTokens,
+        accountId: a.accountId,
+        release: a.release,
+        reference: a.reference,
+        threadId: a.threadId,
+        baseSeq: a.baseSeq,
+        roles: a.messages.map((m) => m.role),
+        contents: a.messages.map((m) => m.content),
+        count: a.messages.length,
+        data: a.messages.map(messageData),
+      }),
+    );
+    return rows;
+  }
   const messages = turns.flatMap((a, i) => a.messages.map((m, j) => ({ n: i + 1, threadId: a.threadId, seq: a.baseSeq + j + 1, m })));
   const { rows } = await pool.query<{ settled: boolean; leased: boolean }>(
     FINISH.with({
