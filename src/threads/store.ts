@@ -220,7 +220,6 @@ const FINISH_ONE = statement(
      select exists (select 1 from held) as settled, exists (select 1 from t) as leased`,
 );
 
-
 /** What ends a turn (finishTurn). */
 export interface FinishInput {
   threadId: string;
