@@ -101,6 +101,20 @@ export function keyReleaseCte(p: Param, amount: string, when: string): string {
 }
 
 /**
+ * CTE `batch_key_release`: the batched finish's `keyReleaseCte` — hands back each settled turn's
+ * release to its key's row of the period its hold was placed in, summed per row. `settled` has
+ * (key_id, held_at, release) rows; nothing moves unless `released` (a CTE: the account's credit)
+ * has a row, so the key row moves only with the balance, after it (locks: account row first).
+ */
+export function keyReleaseBatchCte(settled: string, released: string): string {
+  return `batch_key_release as (update ${S.table} s set ${S.spentMicros} = greatest(0, s.${S.spentMicros} - x.amount)
+                 from (select st.key_id, ${periodStartSql(`k.${K.spendLimitPeriod}`, "st.held_at")} as period, sum(st.release)::bigint as amount
+                         from ${settled} st cross join lateral (select ${K.spendLimitPeriod} from ${K.table} where ${K.id} = st.key_id and ${K.spendLimitMicros} is not null limit 1) k
+                        where st.release > 0 group by 1, 2) x
+                where s.${S.apiKey} = x.key_id and s.${S.periodStart} = x.period and exists (select 1 from ${released}))`;
+}
+
+/**
  * CTE `reclaim_key`: hands back what reclaimed holds took from their keys' spend rows, each in the
  * period its hold was placed in. `reclaimed` has (account, key_id, held_at, amount) rows; only
  * those whose account `credited` (a CTE of account ids) credited count, so the key row moves only

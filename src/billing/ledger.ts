@@ -3,7 +3,7 @@ import { withTransaction } from "../db/tx.js";
 import { sqlNames } from "../db/names.js";
 import { Account, ApiKey, LedgerEntry } from "../db/schema.js";
 import { ASYNC_COMMIT_CTE, statement, type Param } from "../db/statement.js";
-import { KEY_HELD_COLUMN, keyChargeCte, keyLimitRefused, keyRoomMicros, keyReclaimCte, keyReleaseCte, keySpendAllows, keySpendCtes, undoKeyHold, type HoldOutcome } from "./key-spend.js";
+import { KEY_HELD_COLUMN, keyChargeCte, keyLimitRefused, keyRoomMicros, keyReclaimCte, keyReleaseBatchCte, keyReleaseCte, keySpendAllows, keySpendCtes, undoKeyHold, type HoldOutcome } from "./key-spend.js";
 
 export { KEY_HELD_COLUMN, keyLimitRefused, undoKeyHold, type HoldOutcome } from "./key-spend.js";
 
@@ -91,6 +91,23 @@ export function releaseCte(p: Param, held = heldCte(p)): string {
                  where ${A.id} = ${p("accountId")} and ${p("release")}::bigint > 0 and exists (select 1 from held) returning ${A.id}),
           ${ledgerCte(p, "hold_release_ledger", "held", "hold_release", `${p("release")}::bigint`, true)},
           ${keyReleaseCte(p, `${p("release")}::bigint`, "exists (select 1 from hold_release)")}`;
+}
+
+/**
+ * The batched settle of many calls of one account (threads/store.ts `finishTurns`): CTEs
+ * `batch_release` (ONE update of the account row for the sum of the releases: the row is locked
+ * once per batch, not once per call), `batch_release_ledger` (a `hold_release` row per call, with
+ * its tags and tokens) and `batch_key_release`. `settled` is a CTE with, per call that may settle,
+ * its columns thread_id, reference, release, agent_id, key_id, trigger_id, job_id, model,
+ * input_tokens, output_tokens and held_at (when its hold was placed); the caller has proven each
+ * hold is there and unsettled. Parameter: accountId.
+ */
+export function releaseBatchCte(p: Param, settled: string): string {
+  return `batch_release as (update ${A.table} set ${A.balanceMicros} = ${A.balanceMicros} + (select sum(release) from ${settled})
+                 where ${A.id} = ${p("accountId")} and (select sum(release) from ${settled}) > 0 returning ${A.id}),
+          batch_release_ledger as (insert into ${L.table} (${L.account}, ${L.amountMicros}, ${L.kind}, ${L.reference}, ${L.agentId}, ${L.apiKeyId}, ${L.threadId}, ${L.triggerId}, ${L.jobId}, ${L.model}, ${L.inputTokens}, ${L.outputTokens}, ${L.createdAt})
+                 select ${p("accountId")}, release, 'hold_release', reference, agent_id, key_id, thread_id, trigger_id, job_id, model, input_tokens, output_tokens, now() from ${settled}),
+          ${keyReleaseBatchCte(settled, "batch_release")}`;
 }
 
 /**

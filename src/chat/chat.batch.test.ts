@@ -1,0 +1,288 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "../dev/embedded-postgres.js";
+import { migrateDatabase } from "../db/orm.js";
+import { reclaimExpiredTurns } from "../threads/store.js";
+import { startTestApp, type TestApp } from "../../test/helpers/app.js";
+import { createAccount, gql } from "../../test/helpers/graphql.js";
+import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
+
+/**
+ * Group commit of the finish (threads/finish-batcher.ts, docs/billing-reservations.md): concurrent
+ * turns of one account are finished by one statement. What must hold on that path: each turn is
+ * decided alone inside the batch (a turn whose hold is gone fails with 503, its neighbours answer),
+ * no overspend and the balance moves by exactly the answered charges under any mix, and across a
+ * crash of PostgreSQL with batches in flight no answered turn loses its rows and no hold stays
+ * charged once the reclaim ran. A PostgreSQL of its own, set up as in chat.crash.test.ts (WAL
+ * writer slowed so unflushed commits are really lost; immediate shutdown).
+ */
+describe("chat turns of one account finished by one statement (group commit)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "agw-chat-batch-"));
+  const dataDir = join(dir, "pg");
+  let server: EmbeddedPostgresHandle;
+  let app: TestApp;
+  let fake: FakeUpstream;
+  let gate: Server;
+  let gated = false;
+  let arrived = 0;
+  let open: () => void = () => {};
+  let opened = Promise.resolve();
+  const COST = 11; // micro-USD per answer at the fake's usage (11 prompt + 3 completion tokens)
+  /** Turns per finish statement, in the order the statements were sent. */
+  const finishBatches: number[] = [];
+
+  const admin = async <T>(f: (c: pg.Client) => Promise<T>): Promise<T> => {
+    const c = new pg.Client({ connectionString: server.adminUrl });
+    await c.connect();
+    try {
+      return await f(c);
+    } finally {
+      await c.end();
+    }
+  };
+  const db = async (sql: string, values: unknown[] = []) => {
+    const c = new pg.Client({ connectionString: server.urlFor("app") });
+    await c.connect();
+    try {
+      return (await c.query(sql, values)).rows;
+    } finally {
+      await c.end();
+    }
+  };
+  const newAccount = async (name: string, micros: number) => {
+    const acct = await createAccount(app.url, app.operatorToken, name, (micros / 1e6).toFixed(6));
+    const agent = (await gql(app.url, acct.adminToken, `mutation { createAgent(input: { name: "b", instructions: "Be brief." }) { id } }`)).data!.createAgent.id;
+    const k = await gql(app.url, acct.adminToken, `mutation($a: ID!) { createApiKey(agentId: $a, name: "k", rateLimitPerMinute: 1000000) { key } }`, { a: agent });
+    return { accountId: acct.accountId, key: k.data!.createApiKey.key as string };
+  };
+  const chat = async (key: string, body: { thread_id?: string; stream?: boolean; content?: string }) => {
+    const { content, ...rest } = body;
+    const r = await fetch(`${app.url}/api/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "provider_a/model-2.5-flash", messages: [{ role: "user", content: content ?? "hi" }], max_tokens: 10, ...rest }),
+    });
+    const text = await r.text();
+    if (rest.stream && r.status === 200) {
+      const events = text.split("\n\n").filter((e) => e.startsWith("data: ") && e !== "data: [DONE]").map((e) => JSON.parse(e.slice(6)));
+      const error = events.find((e) => e.error)?.error;
+      return { ok: text.trimEnd().endsWith("data: [DONE]") && !error, status: 200, code: error?.code as string | undefined, threadId: events.find((e) => e.thread_id)?.thread_id as string | undefined };
+    }
+    const json = JSON.parse(text);
+    return { ok: r.status === 200, status: r.status, code: json.error?.code as string | undefined, threadId: json.thread_id as string | undefined };
+  };
+  const untilArrived = async (n: number) => {
+    while (arrived < n) await new Promise((r) => setTimeout(r, 5));
+  };
+  const accountState = async (accountId: string) => {
+    const [a] = await db(
+      `select balance_micros::bigint as b, (select sum(amount_micros) from ledger_entries where account_id = $1)::bigint as s,
+              (select count(*) from threads where account_id = $1 and (busy_until is not null or turn_id is not null))::int as busy,
+              (select count(*) from ledger_entries r where r.account_id = $1 and r.kind = 'hold_release'
+                  and not exists (select 1 from ledger_entries h where h.thread_id = r.thread_id and h.reference = r.reference and h.kind = 'hold'))::int as orphans,
+              (select count(*) from (select reference from ledger_entries where account_id = $1 and kind in ('hold', 'hold_release') group by reference
+                  having count(*) filter (where kind = 'hold') <> 1 or count(*) filter (where kind = 'hold_release') <> 1) x)::int as unsettled
+         from accounts where id = $1`,
+      [accountId],
+    );
+    return { balance: Number(a.b), ledger: Number(a.s), busy: a.busy as number, orphans: a.orphans as number, unsettled: a.unsettled as number };
+  };
+
+  beforeAll(async () => {
+    fake = await startFakeUpstream();
+    // In front of the fake: while `gated`, an answer is held until the test opens the gate, so the
+    // held turns all get their answers, and finish, at the same moment.
+    gate = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !["host", "content-length", "connection"].includes(k))) as Record<string, string>;
+      const r = await fetch(fake.url + req.url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
+      const body = Buffer.from(await r.arrayBuffer());
+      if (gated) {
+        arrived++;
+        await opened;
+      }
+      res.writeHead(r.status, { "content-type": r.headers.get("content-type") ?? "application/json" }).end(body);
+    });
+    await new Promise<void>((r) => gate.listen(0, "127.0.0.1", r));
+    const upstream = `http://127.0.0.1:${(gate.address() as AddressInfo).port}`;
+
+    server = await startEmbeddedPostgres(dataDir);
+    await server.ensureDatabase("app");
+    await migrateDatabase(server.urlFor("app"));
+    await admin(async (c) => {
+      await c.query("alter system set wal_writer_delay = '10s'");
+      await c.query("alter system set bgwriter_lru_maxpages = 0");
+      await c.query("alter system set autovacuum = off");
+      await c.query("select pg_reload_conf()");
+    });
+    app = await startTestApp({
+      databaseUrl: server.urlFor("app"),
+      // A short lease (one 3 s attempt + 10 s), so the crash test's dead turns are reclaimable within the test.
+      env: { PROVIDER_A_BASE_URL: upstream, PROVIDER_A_API_KEY: "k", PROVIDER_B_BASE_URL: upstream, PROVIDER_B_API_KEY: "k", UPSTREAM_TIMEOUT_MS: "3000", UPSTREAM_MAX_RETRIES: "0" },
+    });
+    // Every finish statement the app sends, with how many turns it carries.
+    const pool = app.runtime.pool;
+    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+    pool.query = ((...args: unknown[]) => {
+      const q = args[0] as { name?: string; values?: unknown[] } | undefined;
+      if (typeof q === "object" && q?.name?.startsWith("thread-finish-turn")) finishBatches.push(Array.isArray(q.values?.[0]) ? (q.values[0] as unknown[]).length : 1);
+      return query(...args);
+    }) as typeof pool.query;
+  }, 120_000);
+  afterAll(async () => {
+    await app?.close();
+    await server?.stop().catch(() => {});
+    await new Promise((r) => gate?.close(r));
+    await fake?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("finishes N concurrent turns of one account in fewer than N statements; a turn whose hold is gone fails alone with 503, its batch answers", async () => {
+    const { accountId, key } = await newAccount("group", 1_000_000);
+    const before: string[] = [];
+    for (let i = 0; i < 4; i++) before.push((await chat(key, {})).threadId!);
+    const N = 24;
+    opened = new Promise((r) => (open = r));
+    arrived = 0;
+    gated = true;
+    const turns = Array.from({ length: N }, (_, i) => (i < before.length ? chat(key, { thread_id: before[i], stream: i % 2 === 1 }) : chat(key, { stream: i % 3 === 0 })));
+    await untilArrived(N);
+    // One parked turn loses its hold as a database crash would lose it (hold row and debit gone together).
+    const [lost] = await db(
+      `with h as (delete from ledger_entries where id = (select l.id from ledger_entries l join threads t on t.id = l.thread_id and t.turn_id = l.reference
+                   where l.account_id = $1 and l.kind = 'hold' order by l.id desc limit 1) returning thread_id, amount_micros)
+       update accounts a set balance_micros = a.balance_micros - h.amount_micros from h where a.id = $1 returning h.thread_id`,
+      [accountId],
+    );
+    const statementsBefore = finishBatches.length;
+    open();
+    gated = false;
+    const results = await Promise.all(turns);
+    const statements = finishBatches.length - statementsBefore;
+
+    const failed = results.filter((r) => !r.ok);
+    expect(failed.map((r) => r.code)).toEqual(["service_unavailable"]);
+    expect(results.filter((r) => r.ok)).toHaveLength(N - 1);
+    // The turns went together: far fewer statements than turns (the first alone, the rest batched).
+    expect(statements).toBeLessThan(N / 2);
+    const s = await accountState(accountId);
+    expect(s).toMatchObject({ ledger: s.balance, busy: 0, orphans: 0, unsettled: 0 });
+    expect(1_000_000 - s.balance).toBe((before.length + N - 1) * COST);
+    // The lost turn's thread holds nothing of it; every other thread holds its turns.
+    const expected = new Map<string, number>(results.filter((r) => r.ok).map((r) => [r.threadId!, before.includes(r.threadId!) ? 4 : 2]));
+    expected.set(lost.thread_id, before.includes(lost.thread_id) ? 2 : 0);
+    const stored = await db("select id, message_count from threads where id = any($1::text[])", [[...expected.keys()]]);
+    expect(new Map(stored.map((t) => [t.id, t.message_count]))).toEqual(expected);
+  }, 120_000);
+
+  it("races: any mix of concurrent turns on one account whose balance covers only some never overspends, and the balance moves by exactly the answered charges", async () => {
+    const [{ hold }] = await (async () => {
+      const probe = await newAccount("probe", 1_000_000);
+      await chat(probe.key, {});
+      return db("select -amount_micros::bigint as hold from ledger_entries where account_id = $1 and kind = 'hold'", [probe.accountId]);
+    })();
+    const H = Number(hold);
+    const batchedBefore = finishBatches.filter((n) => n > 1).length;
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 3 }),
+        fc.array(fc.record({ thread: fc.option(fc.nat(), { nil: undefined }), stream: fc.boolean() }), { minLength: 2, maxLength: 40 }),
+        fc.integer({ min: 0, max: 30 }),
+        fc.nat({ max: 1000 }),
+        async (threads, mix, holdsWorth, extra) => {
+          const initial = threads * COST + holdsWorth * H + extra;
+          const { accountId, key } = await newAccount(`race-${run++}`, initial + threads * (H - COST));
+          const existing: string[] = [];
+          for (let i = 0; i < threads; i++) existing.push((await chat(key, {})).threadId!);
+          const start = (await accountState(accountId)).balance;
+          expect(start).toBe(initial + threads * (H - COST) - threads * COST);
+          const results = await Promise.all(
+            mix.map((m) => chat(key, { stream: m.stream, thread_id: m.thread !== undefined && existing.length ? existing[m.thread % existing.length] : undefined })),
+          );
+          for (const r of results) if (!r.ok) expect(["insufficient_balance", "thread_busy"]).toContain(r.code);
+          const answered = results.filter((r) => r.ok).length;
+          const s = await accountState(accountId);
+          expect(s.balance).toBeGreaterThanOrEqual(0);
+          expect(s).toMatchObject({ ledger: s.balance, busy: 0, orphans: 0, unsettled: 0 });
+          expect(start - s.balance).toBe(answered * COST);
+          // Nothing stays held: what the balance shows is spendable at once.
+          if (s.balance >= H) expect((await chat(key, {})).ok).toBe(true);
+        },
+      ),
+      { numRuns: 12 },
+    );
+    // The property ran on the batched path.
+    expect(finishBatches.filter((n) => n > 1).length).toBeGreaterThan(batchedBefore);
+  }, 300_000);
+
+  it("crash of PostgreSQL with batches in flight: no answered turn loses its rows, balance == ledger, no hold charged after the reclaim", async () => {
+    const { accountId, key } = await newAccount("crash", 10_000_000);
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const answered: { threadId: string; content: string }[] = [];
+    let stop = false;
+    const loop = async (i: number) => {
+      let own: string | undefined;
+      for (let k = 0; !stop; k++) {
+        const content = `turn-${i}-${k}`;
+        // A third of the loops continue their own thread; the rest open new ones.
+        const r = await chat(key, { stream: i % 2 === 1, content, thread_id: i % 3 === 0 ? own : undefined }).catch(() => ({ ok: false, threadId: undefined }));
+        if (r.ok) {
+          answered.push({ threadId: r.threadId!, content });
+          own = r.threadId;
+        } else {
+          own = undefined;
+          await sleep(20);
+        }
+      }
+    };
+    const batchedBefore = finishBatches.filter((n) => n > 1).length;
+    const loops = Array.from({ length: 32 }, (_, i) => loop(i));
+    await sleep(1500);
+    expect(finishBatches.filter((n) => n > 1).length).toBeGreaterThan(batchedBefore);
+    const answeredBeforeCrash = answered.length;
+    const postmaster = Number(readFileSync(join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
+    process.kill(postmaster, "SIGQUIT"); // immediate shutdown: WAL buffers are not written
+    await server.exited;
+    server = await startEmbeddedPostgres(dataDir, { port: server.port });
+    await sleep(1500);
+    stop = true;
+    await Promise.all(loops);
+    expect(answeredBeforeCrash).toBeGreaterThan(0);
+    expect(answered.length).toBeGreaterThan(answeredBeforeCrash);
+
+    // Every answered turn's two messages are stored, in its thread, the answer right after the question.
+    const stored = await db(
+      `select u.thread_id, u.content from messages u join messages a on a.thread_id = u.thread_id and a.seq = u.seq + 1 and a.role = 'assistant'
+        where u.role = 'user' and u.content = any($1::text[])`,
+      [answered.map((a) => a.content)],
+    );
+    const found = new Set(stored.map((m) => `${m.thread_id}/${m.content}`));
+    expect(answered.filter((a) => !found.has(`${a.threadId}/${a.content}`)).slice(0, 5)).toEqual([]);
+
+    // Turns that died with the database (their finish never committed) are settled by the reclaim once their lease is over.
+    for (let i = 0; ; i++) {
+      await reclaimExpiredTurns(app.runtime.pool);
+      const s = await accountState(accountId);
+      if (s.busy === 0 || i > 60) break;
+      await sleep(500);
+    }
+    const s = await accountState(accountId);
+    expect(s.balance).toBeGreaterThanOrEqual(0);
+    expect(s).toMatchObject({ ledger: s.balance, busy: 0, orphans: 0, unsettled: 0 });
+    // Answered turns were charged; a turn may have committed and lost its answer with the connection, never the reverse.
+    const [paid] = await db(
+      `select count(*)::int as n from ledger_entries where account_id = $1 and kind = 'hold_release' and input_tokens + output_tokens > 0`,
+      [accountId],
+    );
+    expect(paid.n).toBeGreaterThanOrEqual(answered.length);
+    expect(10_000_000 - s.balance).toBe(paid.n * COST);
+  }, 180_000);
+});
