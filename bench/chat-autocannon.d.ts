@@ -9,8 +9,15 @@ declare module "autocannon" {
     duration?: number;
     amount?: number;
     timeout?: number;
-    /** Per-request hook: returns the request to send (autocannon's `requests[].setupRequest`). */
-    requests?: { setupRequest?: (req: { method?: string; path?: string; headers: Record<string, string>; body?: string | Buffer }) => unknown }[];
+    /**
+     * One connection's cycle of requests (autocannon's `requests`): `setupRequest` returns the
+     * request to send (null: start the cycle over), `onResponse` sees each answer; `context` is
+     * the connection's own, reset when the cycle starts over.
+     */
+    requests?: {
+      setupRequest?: (req: { method?: string; path?: string; headers: Record<string, string>; body?: string | Buffer }, context: any) => unknown;
+      onResponse?: (status: number, body: string, context: any, headers: Record<string, string | string[]>) => void;
+    }[];
   }
   interface Histogram {
     average: number;
@@ -22,6 +29,9 @@ declare module "autocannon" {
     requests: Histogram;
     latency: Histogram;
     non2xx: number;
+    "2xx": number;
+    /** Seconds the run lasted. */
+    duration: number;
     errors: number;
     timeouts: number;
   }
