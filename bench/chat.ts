@@ -151,23 +151,32 @@ async function load(t: Target, stream: boolean, duration: number, connections: n
     say(`ERROR ${what}`);
     if (measured) failures.push(what);
   }
-  if (measured && conv && t.threadRoles) await checkThreads(t, conv, stream);
+  if (measured && conv && t.threadRoles) {
+    const problem = await checkThreads(t, conv, stream);
+    if (problem) {
+      say(`ERROR c=${connections} ${problem}`);
+      failures.push(`c=${connections} ${problem}`);
+    }
+  }
   return cell;
 }
 
 /**
- * Reads back the first few threads whose conversation finished: each holds every message of it
- * (so each turn continued its own thread). Throws otherwise, or when none finished.
+ * Reads back the first few threads whose conversation finished: each must hold every message of
+ * it (so each turn continued its own thread). Returns what is wrong, if anything.
  */
-async function checkThreads(t: Target, conv: Conversation, stream: boolean): Promise<void> {
+async function checkThreads(t: Target, conv: Conversation, stream: boolean): Promise<string | undefined> {
+  const what = `${stream ? "stream" : "non-stream"} ${t.name}`;
   const want = expectedRoles(t.conversation!).join(",");
-  if (conv.finished.length === 0) throw new Error(`${t.name} (${stream ? "stream" : "non-stream"}): no conversation reached its last turn`);
+  if (conv.finished.length === 0) return `${what}: no conversation reached its last turn (a longer BENCH_DURATION?)`;
   const sample = conv.finished.slice(0, 3);
   for (const f of sample) {
     const roles = (await t.threadRoles!(f.threadId!, f.auth)).join(",");
-    if (roles !== want) throw new Error(`${t.name} (${stream ? "stream" : "non-stream"}): thread ${f.threadId} holds [${roles}], not [${want}]`);
+    if (roles !== want) return `${what}: thread ${f.threadId} holds [${roles}], not [${want}]`;
   }
-  say(`  ${t.name}: ${sample.length} of ${conv.finished.length} finished threads read back, each holds [${want}]`);
+  const shown = t.conversation!.kind === "tools" ? want.replaceAll(",", ", ") : `(user, assistant) × ${t.conversation!.turns}`;
+  say(`  ${t.name}: ${sample.length} of ${conv.finished.length} finished threads read back, each holds its ${want.split(",").length} messages: ${shown}`);
+  return undefined;
 }
 
 /** One request (or one whole conversation), checked (a target that does not really work is not measured). */
@@ -176,7 +185,8 @@ async function check(t: Target, stream: boolean): Promise<void> {
   if (t.conversation) {
     const conv = await converseOnce(t.url, t.headers, t.conversation, stream);
     if (conv.bad.count > 0 || conv.finished.length !== 1) throw new Error(`${t.name} (${mode}): ${conv.bad.first ?? "the conversation did not finish"}`);
-    if (t.threadRoles) await checkThreads(t, conv, stream);
+    const problem = t.threadRoles && (await checkThreads(t, conv, stream));
+    if (problem) throw new Error(problem);
     return;
   }
   const r = await fetch(t.url, { method: "POST", headers: { "content-type": "application/json", ...t.headers }, body: t.body!(stream) });
