@@ -10,12 +10,13 @@ declare module "autocannon" {
     amount?: number;
     timeout?: number;
     /**
-     * The request sequence each connection repeats: `setupRequest` returns the request to send,
-     * `onResponse` sees its answer. `context` is the connection's own, reset when its sequence starts over.
+     * One connection's cycle of requests (autocannon's `requests`): `setupRequest` returns the
+     * request to send (null: start the cycle over), `onResponse` sees each answer; `context` is
+     * the connection's own, reset when the cycle starts over.
      */
     requests?: {
-      setupRequest?: (req: { method?: string; path?: string; headers: Record<string, string>; body?: string | Buffer }, context: Record<string, unknown>) => unknown;
-      onResponse?: (status: number, body: string, context: Record<string, unknown>) => void;
+      setupRequest?: (req: { method?: string; path?: string; headers: Record<string, string>; body?: string | Buffer }, context: any) => unknown;
+      onResponse?: (status: number, body: string, context: any, headers: Record<string, string | string[]>) => void;
     }[];
   }
   interface Histogram {
@@ -28,6 +29,9 @@ declare module "autocannon" {
     requests: Histogram;
     latency: Histogram;
     non2xx: number;
+    "2xx": number;
+    /** Seconds the run lasted. */
+    duration: number;
     errors: number;
     timeouts: number;
   }

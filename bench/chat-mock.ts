@@ -59,6 +59,8 @@ const anthropicSse = {
 };
 // The tool path (a request that offers tools): the same text, then one tool_use block with its
 // input streamed as input_json_delta fragments, stop_reason tool_use (Anthropic format only).
+// A request whose last message carries a tool_result (the second half of a tool round trip) is
+// answered with text, as the real API does once it has the tool's result.
 const anthropicToolJson = JSON.stringify({
   ...JSON.parse(anthropicJson),
   content: [{ type: "text", text: TEXT }, { type: "tool_use", id: "toolu_mock", name: "get_weather", input: { city: "Paris" } }],
@@ -73,6 +75,17 @@ const anthropicToolSse =
   ev("content_block_stop", { index: 1 }) +
   ev("message_delta", { delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 5 } }) +
   ev("message_stop", {});
+
+/** Whether the last message of an Anthropic request is a user turn carrying a tool_result block. */
+function answersToolCall(body: string): boolean {
+  if (!body.includes("tool_result")) return false;
+  try {
+    const last = (JSON.parse(body) as { messages?: { role: string; content: unknown }[] }).messages?.at(-1);
+    return last?.role === "user" && Array.isArray(last.content) && last.content.some((b: { type?: string }) => b?.type === "tool_result");
+  } catch {
+    return false;
+  }
+}
 
 const whole = (f: typeof openAiSse) => f.head + WORDS.map(f.text).join("") + f.tail;
 const openAiSseWhole = whole(openAiSse);
@@ -97,7 +110,7 @@ const server = createServer((req, res) => {
     const url = req.url ?? "";
     const anthropic = url.endsWith("/v1/messages");
     if (req.method !== "POST" || !(anthropic || url.endsWith("/chat/completions"))) return void res.writeHead(404).end();
-    const tools = anthropic && /"tools"\s*:\s*\[/.test(body);
+    const tools = anthropic && /"tools"\s*:\s*\[/.test(body) && !answersToolCall(body);
     if (/"stream"\s*:\s*true/.test(body)) {
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
       if (tools) return void res.end(anthropicToolSse);

@@ -7,6 +7,8 @@ import { commandLine, firstLine, loadNow, main, provenance, say, startProcess, w
 import { startDurablePostgres } from "./lib/postgres.js";
 import { buildServer, commitOf, createTenant, GATEWAY_LOG_LEVEL, graphql, migrateWithDist, startDevLauncher, startServe } from "./lib/gateway.js";
 import { ensureLiteLlm, startLiteLlm, startPortkey } from "./lib/peers.js";
+import { targetsTables, type Cell } from "./lib/chat-targets.js";
+import { conversation, converseOnce, expectedRoles, type Conversation, type ConversationSpec } from "./lib/conversations.js";
 import { runSlowStreams } from "./lib/slow-streams.js";
 
 /**
@@ -22,14 +24,28 @@ import { runSlowStreams } from "./lib/slow-streams.js";
  *   `SendStreamingMessage` for the stream rows; target gw-a2a); and `npm start` (dev launcher) on
  *   the provider_b path;
  * - Portkey and LiteLLM, each on its Anthropic provider (the same translation) and its OpenAI
- *   provider.
+ *   provider;
+ * - multi-turn rows (bench/lib/conversations.ts), each beside its Portkey/LiteLLM equivalent (their
+ *   client resends the whole history every turn): continuation (gw-b-cont, and gw-b<N>-cont spread
+ *   over BENCH_TENANTS accounts; portkey-b-cont, litellm-b-cont): each connection continues its own
+ *   thread for BENCH_TURNS turns, then starts a new one; a tools round trip on a thread
+ *   (gw-b-toolrt, portkey-b-toolrt, litellm-b-toolrt; at 1 and 10 connections only): a question
+ *   answered with a tool call, then the tool result answered with text. Every answer of these rows
+ *   is checked (status, text, thread, tool call) and a sample of finished threads is read back
+ *   through GraphQL (all their messages stored).
  * Then the memory run: 1,000 concurrent slow streams through one API process (bench/lib/slow-streams.ts).
  *
  * Env: BENCH_CONNECTIONS (1,10,50), BENCH_DURATION s per cell (10), BENCH_WARMUP s (2),
  * BENCH_TARGETS (comma list of target ids, default all), BENCH_PHASES (latency,streams),
- * BENCH_STREAMS (1000), BENCH_TENANTS (accounts of the spread row, 50), BENCH_GATEWAYS ("label=path,…": gateways built from other checkouts, for
+ * BENCH_STREAMS (1000), BENCH_TENANTS (accounts of the spread rows, 50), BENCH_TURNS (turns per continued
+ * thread, 10), BENCH_GATEWAYS ("label=path,…": gateways built from other checkouts, for
  * bench/compare.sh; default this checkout), BENCH_SECTION (heading suffix, for compare runs),
- * BENCH_WRITE=0 (print only), BENCH_SKIP_BUILD=1, BENCH_VERBOSE=1.
+ * BENCH_WRITE=0 (print only), BENCH_SKIP_BUILD=1, BENCH_VERBOSE=1. Any error answer fails the run (exit 1)
+ * after the section is written; it is never counted as throughput.
+ *
+ * BENCH_TARGETS=issue21 (a named set: gw-b, gw-b<N>, gw-b-cont, gw-b<N>-cont, gw-b-toolrt and the Portkey and
+ * LiteLLM rows beside them) with BENCH_PHASES=latency measures issue 21's rows and targets alone, about 16
+ * minutes on 2 cores; every target with both phases takes about 30.
  */
 const LEVELS = String(process.env.BENCH_CONNECTIONS ?? "1,10,50")
   .split(",")
@@ -38,11 +54,18 @@ const LEVELS = String(process.env.BENCH_CONNECTIONS ?? "1,10,50")
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
 const PHASES = new Set(String(process.env.BENCH_PHASES ?? "latency,streams").split(","));
-const ONLY = process.env.BENCH_TARGETS ? new Set(process.env.BENCH_TARGETS.split(",")) : undefined;
-const STREAMS = Number(process.env.BENCH_STREAMS ?? 1000);
-// Every other gateway row sends all requests with one key of one account (one balance row that
-// every hold and settle updates); this row spreads them over many accounts.
 const TENANTS = Number(process.env.BENCH_TENANTS ?? 50);
+/** Named sets of targets for BENCH_TARGETS. */
+const PRESETS: Record<string, string[]> = {
+  // Issue 21's rows and targets: about 16 minutes on 2 cores with the default duration and levels.
+  issue21: ["gw-b", `gw-b${TENANTS}`, "gw-b-cont", `gw-b${TENANTS}-cont`, "gw-b-toolrt", "portkey-b", "portkey-b-cont", "portkey-b-toolrt", "litellm-b", "litellm-b-cont", "litellm-b-toolrt"],
+};
+const ONLY = process.env.BENCH_TARGETS ? new Set(process.env.BENCH_TARGETS.split(",").flatMap((x) => PRESETS[x] ?? [x])) : undefined;
+const STREAMS = Number(process.env.BENCH_STREAMS ?? 1000);
+const TURNS = Number(process.env.BENCH_TURNS ?? 10);
+if (!Number.isInteger(TURNS) || TURNS < 2) throw new Error("BENCH_TURNS must be an integer ≥ 2 (turn 1 opens the thread, the others continue it)");
+/** The tools round trip is measured at these connection counts only (of BENCH_CONNECTIONS). */
+const ROUND_TRIP_LEVELS = [1, 10];
 const MODEL_B = "provider_b/model-sonnet-4-6";
 const MODEL_OA = "provider_a/model-2.5-flash"; // routed to the mock as an OpenAI-compatible upstream
 const MODEL_DOWN = "provider_a/model-2.0-flash"; // routed to a closed port: the gw-fallback row's failing model
@@ -61,7 +84,15 @@ interface Target {
   pid?: number;
   /** Authorization values used in turn, one per request (requests spread over many accounts). */
   rotateAuth?: string[];
-  body: (stream: boolean) => string;
+  /** One request, the same every time; or, for the multi-turn rows, a conversation per connection. */
+  body?: (stream: boolean) => string;
+  conversation?: ConversationSpec;
+  /** The roles stored in a thread (GraphQL, as the account's admin), for checking a conversation's threads. */
+  threadRoles?: (threadId: string, auth: string | undefined) => Promise<string[]>;
+  /** Connection counts this row is measured at (default: all of BENCH_CONNECTIONS). */
+  levels?: number[];
+  /** Rows of a group are listed together, after the single-request rows. */
+  group?: "continuation" | "tools";
 }
 
 const openAiBody = (model: string) => (stream: boolean) =>
@@ -77,16 +108,6 @@ const mcpChatBody = () => JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools
 const anthropicBody = (stream: boolean) =>
   JSON.stringify({ model: "mock-claude", max_tokens: 64, messages: [{ role: "user", content: PROMPT }], ...(stream ? { stream: true } : {}) });
 
-interface Cell {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  total: number;
-  /** CPU time (user + system) of the target's process per completed request, ms. */
-  cpuMs?: number;
-}
-
 /** utime + stime of a process in ms (/proc/<pid>/stat, clock ticks of 10 ms). */
 function cpuMsOf(pid: number): number | undefined {
   try {
@@ -98,30 +119,80 @@ function cpuMsOf(pid: number): number | undefined {
   }
 }
 
-async function load(t: Target, stream: boolean, duration: number, connections: number): Promise<Cell> {
+/** Error answers of the measured cells, reported together at the end (and the run fails). */
+const failures: string[] = [];
+
+async function load(t: Target, stream: boolean, duration: number, connections: number, measured = true): Promise<Cell> {
   let i = 0;
   const rotate = t.rotateAuth;
+  const conv = t.conversation && conversation(t.conversation, stream);
   const cpuBefore = t.pid === undefined ? undefined : cpuMsOf(t.pid);
   const r = await autocannon({
     url: t.url,
     method: "POST",
     headers: { "content-type": "application/json", ...t.headers },
-    body: t.body(stream),
+    ...(t.body ? { body: t.body(stream) } : {}),
     connections,
     duration,
-    ...(rotate ? { requests: [{ setupRequest: (req) => ({ ...req, headers: { ...req.headers, authorization: rotate[i++ % rotate.length]! } }) }] } : {}),
+    ...(conv
+      ? { requests: conv.steps }
+      : rotate
+        ? { requests: [{ setupRequest: (req) => ({ ...req, headers: { ...req.headers, authorization: rotate[i++ % rotate.length]! } }) }] }
+        : {}),
   });
   const cpuAfter = t.pid === undefined ? undefined : cpuMsOf(t.pid);
   const cpuMs = cpuBefore !== undefined && cpuAfter !== undefined && r.requests.total > 0 ? (cpuAfter - cpuBefore) / r.requests.total : undefined;
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.non2xx + r.errors + r.timeouts, total: r.requests.total, cpuMs };
+  // A 2xx that a conversation found wrong (no text, another thread, no tool call) is an error too.
+  const wrong = conv?.bad.ok2xx ?? 0;
+  const errors = r.non2xx + wrong + r.errors + r.timeouts;
+  const cell = { rps: (r["2xx"] - wrong) / r.duration, p50: r.latency.p50, p99: r.latency.p99, errors, total: r.requests.total, cpuMs };
+  if (errors > 0) {
+    const what = `c=${connections} ${stream ? "stream" : "non-stream"} ${t.name}: ${errors} error answers of ${r.requests.total} (non-2xx ${r.non2xx}, wrong 2xx ${wrong}, connection errors ${r.errors}, timeouts ${r.timeouts})${conv?.bad.first ? `; first: ${conv.bad.first}` : ""}`;
+    say(`ERROR ${what}`);
+    if (measured) failures.push(what);
+  }
+  if (measured && conv && t.threadRoles) {
+    const problem = await checkThreads(t, conv, stream);
+    if (problem) {
+      say(`ERROR c=${connections} ${problem}`);
+      failures.push(`c=${connections} ${problem}`);
+    }
+  }
+  return cell;
 }
 
-/** One request, checked for the mock's text (a target that does not really work is not measured). */
+/**
+ * Reads back the first few threads whose conversation finished: each must hold every message of
+ * it (so each turn continued its own thread). Returns what is wrong, if anything.
+ */
+async function checkThreads(t: Target, conv: Conversation, stream: boolean): Promise<string | undefined> {
+  const what = `${stream ? "stream" : "non-stream"} ${t.name}`;
+  const want = expectedRoles(t.conversation!).join(",");
+  if (conv.finished.length === 0) return `${what}: no conversation reached its last turn (a longer BENCH_DURATION?)`;
+  const sample = conv.finished.slice(0, 3);
+  for (const f of sample) {
+    const roles = (await t.threadRoles!(f.threadId!, f.auth)).join(",");
+    if (roles !== want) return `${what}: thread ${f.threadId} holds [${roles}], not [${want}]`;
+  }
+  const shown = t.conversation!.kind === "tools" ? want.replaceAll(",", ", ") : `(user, assistant) × ${t.conversation!.turns}`;
+  say(`  ${t.name}: ${sample.length} of ${conv.finished.length} finished threads read back, each holds its ${want.split(",").length} messages: ${shown}`);
+  return undefined;
+}
+
+/** One request (or one whole conversation), checked (a target that does not really work is not measured). */
 async function check(t: Target, stream: boolean): Promise<void> {
-  const r = await fetch(t.url, { method: "POST", headers: { "content-type": "application/json", ...t.headers }, body: t.body(stream) });
+  const mode = stream ? "stream" : "non-stream";
+  if (t.conversation) {
+    const conv = await converseOnce(t.url, t.headers, t.conversation, stream);
+    if (conv.bad.count > 0 || conv.finished.length !== 1) throw new Error(`${t.name} (${mode}): ${conv.bad.first ?? "the conversation did not finish"}`);
+    const problem = t.threadRoles && (await checkThreads(t, conv, stream));
+    if (problem) throw new Error(problem);
+    return;
+  }
+  const r = await fetch(t.url, { method: "POST", headers: { "content-type": "application/json", ...t.headers }, body: t.body!(stream) });
   const text = await r.text();
   const ok = r.status === 200 && (stream ? text.includes("upstream") : text.includes("Hello from the mock upstream."));
-  if (!ok) throw new Error(`${t.name} (${stream ? "stream" : "non-stream"}) answered ${r.status}: ${text.slice(0, 300)}`);
+  if (!ok) throw new Error(`${t.name} (${mode}) answered ${r.status}: ${text.slice(0, 300)}`);
 }
 
 const mean = (connections: number, c: Cell) => (connections / c.rps) * 1000; // Little's law, closed loop
@@ -161,7 +232,9 @@ await main(async () => {
     ];
     const gatewayRows: { label: string; commit: string; pid: number }[] = [];
     for (const g of gatewaySpecs) {
-      if (![`gw-b:${g.label}`, `gw-b${TENANTS}:${g.label}`, `gw-b-limited:${g.label}`, `gw-fallback:${g.label}`, `gw-b-tools:${g.label}`, `gw-oa:${g.label}`, `gw-a2a:${g.label}`, `gw-mcp:${g.label}`].some(want)) continue;
+      const spreadIds = [`gw-b${TENANTS}:${g.label}`, `gw-b${TENANTS}-cont:${g.label}`];
+      const threadIds = [`gw-b-cont:${g.label}`, `gw-b-toolrt:${g.label}`];
+      if (![`gw-b:${g.label}`, ...spreadIds, ...threadIds, `gw-b-limited:${g.label}`, `gw-fallback:${g.label}`, `gw-b-tools:${g.label}`, `gw-oa:${g.label}`, `gw-a2a:${g.label}`, `gw-mcp:${g.label}`].some(want)) continue;
       buildServer(g.root);
       const db = `gw_${g.label.replace(/\W/g, "_")}`;
       await pg.createDatabase(db);
@@ -174,9 +247,16 @@ await main(async () => {
       const suffix = gatewaySpecs.length > 1 ? ` [${g.label} ${commit}]` : "";
       if (want(`gw-b:${g.label}`))
         targets.push({ id: `gw-b:${g.label}`, name: `agent-gateway serve, provider_b path${suffix}`, wire: "anthropic", url: `${gw.url}/api/v1/chat/completions`, pid: gw.pid, headers: auth, body: openAiBody(MODEL_B) });
+      // The admin token of the account behind each key, for reading a conversation's thread back.
+      const admins = new Map([[auth.authorization, tenant.adminToken]]);
+      const threadRoles = async (threadId: string, authorization = auth.authorization) => {
+        const d = await graphql(gw.url, admins.get(authorization)!, `query($id: ID!) { thread(id: $id) { messages(first: 200) { edges { node { role } } } } }`, { id: threadId });
+        return (d.thread?.messages.edges ?? []).map((e: { node: { role: string } }) => e.node.role) as string[];
+      };
+      const many = [tenant];
+      if (spreadIds.some(want)) while (many.length < TENANTS) many.push(await createTenant(gw.url, { model: MODEL_B }));
+      for (const t of many) admins.set(`Bearer ${t.apiKey}`, t.adminToken);
       if (want(`gw-b${TENANTS}:${g.label}`)) {
-        const many = [tenant];
-        while (many.length < TENANTS) many.push(await createTenant(gw.url, { model: MODEL_B }));
         targets.push({
           id: `gw-b${TENANTS}:${g.label}`,
           name: `agent-gateway serve, provider_b path, requests spread over ${TENANTS} accounts${suffix}`,
@@ -220,6 +300,43 @@ await main(async () => {
           body: openAiBody(MODEL_DOWN),
         });
       }
+      if (want(`gw-b-cont:${g.label}`))
+        targets.push({
+          id: `gw-b-cont:${g.label}`,
+          name: `agent-gateway serve, provider_b path, continuation (${TURNS}-turn threads)${suffix}`,
+          wire: "anthropic",
+          url: `${gw.url}/api/v1/chat/completions`,
+          pid: gw.pid,
+          headers: auth,
+          conversation: { kind: "continuation", history: "thread", model: MODEL_B, turns: TURNS },
+          threadRoles,
+          group: "continuation",
+        });
+      if (want(`gw-b${TENANTS}-cont:${g.label}`))
+        targets.push({
+          id: `gw-b${TENANTS}-cont:${g.label}`,
+          name: `agent-gateway serve, provider_b path, continuation (${TURNS}-turn threads) spread over ${TENANTS} accounts${suffix}`,
+          wire: "anthropic",
+          url: `${gw.url}/api/v1/chat/completions`,
+          pid: gw.pid,
+          headers: auth,
+          conversation: { kind: "continuation", history: "thread", model: MODEL_B, turns: TURNS, auths: many.map((t) => `Bearer ${t.apiKey}`) },
+          threadRoles,
+          group: "continuation",
+        });
+      if (want(`gw-b-toolrt:${g.label}`))
+        targets.push({
+          id: `gw-b-toolrt:${g.label}`,
+          name: `agent-gateway serve, provider_b path, tools round trip on a thread${suffix}`,
+          wire: "anthropic",
+          url: `${gw.url}/api/v1/chat/completions`,
+          pid: gw.pid,
+          headers: auth,
+          conversation: { kind: "tools", history: "thread", model: MODEL_B, turns: 2 },
+          threadRoles,
+          levels: ROUND_TRIP_LEVELS,
+          group: "tools",
+        });
       if (want(`gw-b-tools:${g.label}`))
         targets.push({ id: `gw-b-tools:${g.label}`, name: `agent-gateway serve, provider_b path + tools${suffix}`, wire: "anthropic", url: `${gw.url}/api/v1/chat/completions`, pid: gw.pid, headers: auth, body: openAiToolsBody(MODEL_B) });
       if (want(`gw-a2a:${g.label}`))
@@ -254,18 +371,31 @@ await main(async () => {
       const tenant = await createTenant(dev.url, { model: MODEL_B });
       targets.push({ id: "gw-start-b", name: "agent-gateway npm start, provider_b path", wire: "anthropic", url: `${dev.url}/api/v1/chat/completions`, headers: { authorization: `Bearer ${tenant.apiKey}` }, body: openAiBody(MODEL_B) });
     }
-    if (want("portkey-b") || want("portkey-oa")) {
+    // The peers' multi-turn rows: the same conversations, the client resending the whole history.
+    const peerConversations = (id: string, name: string, model: string, url: string, headers: Record<string, string>, pid?: number): Target[] =>
+      [
+        want(`${id}-cont`) && { id: `${id}-cont`, name: `${name}, continuation (${TURNS}-turn conversations, history resent)`, conversation: { kind: "continuation", history: "client", model, turns: TURNS }, group: "continuation" },
+        want(`${id}-toolrt`) && { id: `${id}-toolrt`, name: `${name}, tools round trip (history resent)`, conversation: { kind: "tools", history: "client", model, turns: 2 }, levels: ROUND_TRIP_LEVELS, group: "tools" },
+      ]
+        .filter((x) => x !== false)
+        .map((x) => ({ ...x, wire: "anthropic", url, headers, pid }) as Target);
+    if (["portkey-b", "portkey-oa", "portkey-b-cont", "portkey-b-toolrt"].some(want)) {
       const pk = await startPortkey();
       const h = (provider: string, host: string) => ({ authorization: "Bearer sk-mock", "x-portkey-provider": provider, "x-portkey-custom-host": host });
       if (want("portkey-b")) targets.push({ id: "portkey-b", name: `${pk.name}, Anthropic provider`, wire: "anthropic", url: `${pk.url}/v1/chat/completions`, pid: pk.proc.child.pid, headers: h("anthropic", `${mockOrigin}/v1`), body: openAiBody("mock-claude") });
       if (want("portkey-oa")) targets.push({ id: "portkey-oa", name: `${pk.name}, OpenAI provider`, wire: "openai", url: `${pk.url}/v1/chat/completions`, pid: pk.proc.child.pid, headers: h("openai", `${mockOrigin}/v1`), body: openAiBody("mock") });
+      targets.push(...peerConversations("portkey-b", `${pk.name}, Anthropic provider`, "mock-claude", `${pk.url}/v1/chat/completions`, h("anthropic", `${mockOrigin}/v1`), pk.proc.child.pid));
     }
-    if (want("litellm-b") || want("litellm-oa")) {
+    if (["litellm-b", "litellm-oa", "litellm-b-cont", "litellm-b-toolrt"].some(want)) {
       const version = ensureLiteLlm();
       const ll = await startLiteLlm(dir, mockOrigin, version);
       if (want("litellm-b")) targets.push({ id: "litellm-b", name: `${ll.name}, Anthropic provider`, wire: "anthropic", url: `${ll.url}/v1/chat/completions`, headers: {}, body: openAiBody("bench-anthropic") });
       if (want("litellm-oa")) targets.push({ id: "litellm-oa", name: `${ll.name}, OpenAI provider`, wire: "openai", url: `${ll.url}/v1/chat/completions`, headers: {}, body: openAiBody("bench-openai") });
+      targets.push(...peerConversations("litellm-b", `${ll.name}, Anthropic provider`, "bench-anthropic", `${ll.url}/v1/chat/completions`, {}));
     }
+    // Each multi-turn group after the single-request rows, so each row sits beside its peers' equivalents.
+    const order = (t: Target) => (t.group === "continuation" ? 1 : t.group === "tools" ? 2 : 0);
+    targets.sort((a, b) => order(a) - order(b));
     for (const t of targets) for (const s of [false, true]) await check(t, s);
 
     const sections: string[] = [];
@@ -277,14 +407,16 @@ await main(async () => {
         for (const stream of [false, true]) {
           const cell = new Map<string, Cell>();
           for (const t of targets) {
-            if (WARMUP > 0) await load(t, stream, WARMUP, connections);
+            if (t.levels && !t.levels.includes(connections)) continue;
+            if (WARMUP > 0) await load(t, stream, WARMUP, connections, false);
             const r = await load(t, stream, DURATION, connections);
             cell.set(t.id, r);
             results.set(`${t.id}|${connections}|${stream}`, r);
             say(`c=${connections} ${stream ? "stream    " : "non-stream"} ${t.name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}`);
           }
           for (const t of targets) {
-            const r = cell.get(t.id)!;
+            const r = cell.get(t.id);
+            if (!r) continue;
             const base = cell.get(t.wire === "openai" ? "mock-openai" : "mock-anthropic")!;
             const failed = r.errors > r.total / 2;
             const added = t.direct || failed ? "—" : `+${f2(mean(connections, r) - mean(connections, base))} / +${r.p50 - base.p50} / +${r.p99 - base.p99}`;
@@ -306,6 +438,7 @@ await main(async () => {
     }
     const suffix = process.env.BENCH_SECTION ? ` (${process.env.BENCH_SECTION})` : "";
     writeSection(`## Chat${suffix}`, `${provenance(commandLine("bench:chat"), loadAtStart)}\n\n${sections.join("\n\n")}`);
+    if (failures.length > 0) throw new Error(`${failures.length} cell(s) had error answers (not counted as throughput):\n- ${failures.join("\n- ")}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -348,39 +481,8 @@ function latencySection(
     const base = t && get(t.wire === "openai" ? "mock-openai" : "mock-anthropic", c, s);
     return r && base && r.errors <= r.total / 2 ? mean(c, r) - mean(c, base) : undefined;
   };
-  const ours = `gw-b:${gateways[gateways.length - 1]?.label ?? "this"}`; // compare runs: the head build
-  const lines: string[] = [];
-  const verdict = (label: string, ok: boolean | undefined, detail: string) => lines.push(`| ${label} | ${ok === undefined ? "not measured" : ok ? "**met**" : "**not met**"} | ${detail} |`);
-  const lo = LEVELS[0]!;
-  const hi = LEVELS[LEVELS.length - 1]!;
-  for (const s of [false, true]) {
-    const mode = s ? "stream" : "non-stream";
-    const a = added(ours, lo, s);
-    const p = added("portkey-b", lo, s);
-    verdict(`added mean at ${lo} connection(s) ≤ Portkey's (${mode}, provider_b vs Portkey's Anthropic provider)`, a !== undefined && p !== undefined ? a <= p : undefined,
-      a !== undefined && p !== undefined ? `ours +${f2(a)} ms, Portkey +${f2(p)} ms: ${f2(a / p)}× Portkey's` : "—");
-    const ra = get(ours, hi, s);
-    const rp = get("portkey-b", hi, s);
-    verdict(`throughput at ${hi} connections ≥ Portkey's (${mode})`, ra && rp && rp.errors <= rp.total / 2 ? ra.rps >= rp.rps : undefined,
-      ra && rp ? `ours ${ra.rps.toFixed(0)} req/s, Portkey ${rp.rps.toFixed(0)} req/s: ${f2(ra.rps / rp.rps)}× Portkey's` : "—");
-    const l = added("litellm-b", lo, s);
-    verdict(`LiteLLM's added mean at ${lo} connection(s) ≥ 5× ours (${mode})`, a !== undefined && l !== undefined ? l >= 5 * a : undefined,
-      a !== undefined && l !== undefined ? `LiteLLM +${f2(l)} ms, ours +${f2(a)} ms: ${f2(l / a)}×` : "—");
-  }
-  // Issues 18 and 20: what the agent protocols, the key controls and a fallback add to the chat path.
-  const head = gateways[gateways.length - 1]?.label ?? "this";
-  const versus = (id: string, s: boolean, bound: number, label: string) => {
-    const a = added(ours, lo, s);
-    const x = added(`${id}:${head}`, lo, s);
-    verdict(label, a !== undefined && x !== undefined ? x <= bound * a : undefined, a !== undefined && x !== undefined ? `+${f2(x)} ms against chat completions' +${f2(a)} ms: ${f2(x / a)}×` : "—");
-  };
-  for (const s of [false, true]) {
-    const mode = s ? "stream" : "non-stream";
-    versus("gw-a2a", s, 1.1, `A2A (SendMessage${s ? "/SendStreamingMessage" : ""}) adds ≤ 10 % to the chat path's added mean at ${lo} connection(s) (${mode})`);
-  }
-  versus("gw-mcp", false, 1.1, `MCP (tools/call chat) adds ≤ 10 % to the chat path's added mean at ${lo} connection(s)`);
-  versus("gw-b-limited", false, 1.05, `a key with an expiry and a spend limit costs no more than one without (added mean at ${lo} connection(s), within 5 % noise)`);
-  versus("gw-fallback", false, 2, `a fallback answer with the failing model's breaker open costs no retry budget (added mean ≤ 2× the chat path's at ${lo} connection(s))`);
+  const multiTurn = targets.some((t) => t.conversation);
+  const head = gateways[gateways.length - 1]?.label ?? "this"; // compare runs: the head build
   return [
     "### Added latency and throughput, side by side",
     "",
@@ -403,15 +505,26 @@ function latencySection(
     "  `overrides`), without which every streamed response is an HTTP 500 (`TypeError: immutable`, Portkey-AI/gateway#1389). Its stream reader waits",
     "  25 ms before forwarding the first upstream chunk of every stream (`readStream` in its stream handler), which shows in its stream rows.",
     "- LiteLLM: `litellm --config config.yaml --num_workers 1` (`bench/lib/peers.ts` writes the config), no master key, no database.",
+    ...(multiTurn
+      ? [
+          `- Multi-turn rows (\`bench/lib/conversations.ts\`), one row per request like the others: \"continuation\": each connection continues its own`,
+          `  conversation for ${TURNS} turns (one new user message each), then starts a new one (so ${TURNS - 1} of ${TURNS} requests are continuations). On this gateway`,
+          "  turn 1 opens a thread and each later turn sends only its new message and the `thread_id` (the gateway sends the stored history upstream);",
+          "  Portkey and LiteLLM store nothing, so their client resends the whole history (the answers included) every turn, as their users do: the",
+          "  same conversation, the same messages upstream. \"tools round trip\": a question with one function tool offered, answered with a tool call",
+          "  (the mock's `tool_use`), then the tool's result (on this gateway: only the `tool` message and the `thread_id`; the peers: the three messages),",
+          `  answered with text: two requests per round trip, at ${ROUND_TRIP_LEVELS.join(" and ")} connection(s). Every answer is checked (status, text,`,
+          "  the same thread, the tool call) and a few finished threads are read back through GraphQL (every message stored); a wrong answer is an error.",
+          `  Continuation rows spread over ${TENANTS} accounts give each thread the next account's key in turn.`,
+        ]
+      : []),
     "",
-    "| connections | mode | target | req/s | mean ms | p50 ms | p99 ms | added mean / p50 / p99 ms | non-2xx + errors | CPU ms/req |",
+    "req/s counts good answers only; \"errors\" are non-2xx answers, 2xx answers a multi-turn row found wrong, connection errors and timeouts.",
+    "",
+    "| connections | mode | target | req/s | mean ms | p50 ms | p99 ms | added mean / p50 / p99 ms | errors | CPU ms/req |",
     "|---|---|---|---|---|---|---|---|---|---|",
     ...rows,
     "",
-    "### Targets (issues 13, 18, 20)",
-    "",
-    "| target | verdict | measured |",
-    "|---|---|---|",
-    ...lines,
+    targetsTables({ levels: LEVELS, head, tenants: TENANTS, get, added }),
   ].join("\n");
 }

@@ -15,7 +15,8 @@
 # "## Webhooks (before: <base>)" and "## Webhooks (after: <head>)"); those two runs are
 # sequential, so compare them only on an idle machine.
 # BENCH_* variables pass through (default here: BENCH_TARGETS=gw-b,gw-oa,portkey-b,
-# BENCH_PHASES=latency).
+# BENCH_PHASES=latency); e.g. BENCH_TARGETS=gw-b,gw-b-cont,gw-b-toolrt for continued threads and
+# a tools round trip before/after (the targets tables judge the head build).
 set -euo pipefail
 if [ $# -ne 2 ]; then
   echo "usage: bench/compare.sh <base-ref> <head-ref>" >&2
