@@ -69,7 +69,7 @@ async function waitForServer(address: string, namespace: string, child: ChildPro
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
-    if (child && child.exitCode !== null) throw new Error(`the Temporal dev server exited with code ${child.exitCode}`);
+    if (child && child.exitCode !== null) throw new EarlyExit(`the Temporal dev server exited with code ${child.exitCode}`);
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1000 });
       try {
@@ -95,11 +95,34 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
     await killStale(Number(readFileSync(pidFile, "utf8")), "Temporal dev server", log);
     rmSync(pidFile, { force: true });
   }
+  const dbFile = join(dir, "temporal.db");
+  const cli = resolveTemporalCli(options.cliPath, log);
+  // The ports are chosen free, then bound by another process: under parallel start-ups (CI runs
+  // many test files at once) one of them — or a port the server derives from them — can be taken
+  // in between, and the server exits at once. Such a start is retried on fresh ports.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options, dir, dbFile, cli, log);
+    } catch (err) {
+      if (!(err instanceof EarlyExit) || attempt >= 3) throw err;
+      log(`the Temporal dev server exited during start-up (${err.message}); retrying on other ports`);
+    }
+  }
+}
+
+class EarlyExit extends Error {}
+
+async function startOnce(
+  options: TemporalDevServerOptions,
+  dir: string,
+  dbFile: string,
+  cli: string | undefined,
+  log: (msg: string) => void,
+): Promise<TemporalDevServerHandle> {
+  const pidFile = join(dir, "temporal.pid");
   const port = await freePort();
   const uiPort = options.ui ? await freePort() : undefined;
   const address = `127.0.0.1:${port}`;
-  const dbFile = join(dir, "temporal.db");
-  const cli = resolveTemporalCli(options.cliPath, log);
 
   if (!cli) {
     log("Falling back to the Temporal SDK's own dev server download");
