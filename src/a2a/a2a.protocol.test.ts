@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
 import { createAccount, gql } from "../../test/helpers/graphql.js";
@@ -199,6 +199,53 @@ describe("A2A JSON-RPC semantics", () => {
     expect(orphaned.status.state).toBe("TASK_STATE_FAILED");
     expect(orphaned.status.message.parts[0].text).toMatch(/deleted/);
     expect(orphaned.artifacts ?? []).toEqual([]);
+  });
+
+  it("a chat task is written by its turn's open statement (new and continued context, blocking and streamed): the row is the task's, with its context, agent and message; a refused turn writes none", async () => {
+    const pool = app.runtime.pool;
+    const turn: string[] = [];
+    const query = pool.query.bind(pool) as (...a: unknown[]) => unknown;
+    // The statements of a turn and of a task's record (background work has other names).
+    const spy = vi.spyOn(pool, "query").mockImplementation(((q: unknown, ...rest: unknown[]) => {
+      const { name, text } = typeof q === "string" ? { name: undefined, text: q } : (q as { name?: string; text: string });
+      if (name?.startsWith("chat-open") || name?.startsWith("thread-finish") || /insert into\s+"?a2a_tasks/.test(text)) turn.push(name ?? "a2a task insert");
+      return query(q, ...rest);
+    }) as typeof pool.query);
+    const row = async (id: string) =>
+      (await pool.query<{ account_id: string; agent_id: string; context_id: string; kind: string; text: string }>("select account_id, agent_id, context_id, kind, request->'parts'->0->>'text' as text from a2a_tasks where id = $1", [id])).rows[0];
+    const tasksOf = async (agentId: string) => (await pool.query<{ n: number }>("select count(*)::int as n from a2a_tasks where agent_id = $1", [agentId])).rows[0]!.n;
+    try {
+      const sent = (await rpc(app.url, agent, key, "SendMessage", message("first"))).body.result.task;
+      expect(turn).toHaveLength(2);
+      expect(turn[0]).toMatch(/^chat-open-thread.*-a2a-task$/);
+      expect(turn[1]).toMatch(/^thread-finish-turn-a2a-task$/);
+      expect(await row(sent.id)).toMatchObject({ agent_id: agent, context_id: sent.contextId, kind: "chat", text: "first" });
+      turn.length = 0;
+      const continued = (await rpc(app.url, agent, key, "SendMessage", message("second", { contextId: sent.contextId }))).body.result.task;
+      expect(continued.status.state).toBe("TASK_STATE_COMPLETED");
+      expect(turn).toHaveLength(2);
+      expect(turn[0]).toMatch(/^chat-open-continuation.*-a2a-task$/);
+      expect(await row(continued.id)).toMatchObject({ agent_id: agent, context_id: sent.contextId, kind: "chat", text: "second" });
+      turn.length = 0;
+      // Streamed: the task id leaves before the turn ends, so the open that writes it commits durably.
+      const streamed = (await rpc(app.url, agent, key, "SendStreamingMessage", message("third", { contextId: sent.contextId }))).body;
+      expect(turn[0]).toMatch(/^chat-open-continuation.*-a2a-task-durable$/);
+      expect(turn).toHaveLength(2);
+      expect(await row(streamed[0].result.task.id)).toMatchObject({ context_id: sent.contextId, text: "third" });
+      expect((await rpc(other.url, agent, key, "GetTask", { id: streamed[0].result.task.id })).body.result.status.state).toBe("TASK_STATE_COMPLETED");
+    } finally {
+      spy.mockRestore();
+    }
+    // Refused by the open (the rate limit, the balance, a busy thread): an error and no task.
+    const limited = await newKey(admin, agent, 1);
+    const before = await tasksOf(agent);
+    expect((await rpc(app.url, agent, limited, "SendMessage", message("one"))).status).toBe(200);
+    expect((await rpc(app.url, agent, limited, "SendMessage", message("two"))).status).toBe(429);
+    expect(await tasksOf(agent)).toBe(before + 1);
+    const poor = await createAccount(app.url, app.operatorToken, "a2a-poor-task", "0");
+    const poorAgent = (await gql(app.url, poor.adminToken, `mutation { createAgent(input: { name: "p" }) { id } }`)).data!.createAgent.id;
+    expect((await rpc(app.url, poorAgent, await newKey(poor.adminToken, poorAgent), "SendMessage", message("hi"))).status).toBe(402);
+    expect(await tasksOf(poorAgent)).toBe(0);
   });
 
   it("a task started on one API instance is followed to its end from the other (job events and chat task NOTIFYs cross instances)", async () => {

@@ -7,15 +7,18 @@ import { checkModelOptions } from "../providers/index.js";
 import type { KeyPrincipal } from "../keys/auth.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { chatContent, storedRequest } from "./mapping.js";
-import { chatTaskRow, finishChatTask, finishTurnWithTask, insertChatTask, type ChatTaskEnd, type TaskRow } from "./store.js";
+import { chatTaskRow, finishChatTask, finishTurnWithTask, openTurnWithTask, type ChatTaskEnd, type TaskRow } from "./store.js";
 
 const CANCELED = "Canceled by the client";
+
+/** The open statement's refusals (before any hold, so before any task): 401 key gone, 402, 404 thread, 409 thread_busy, 429. */
+const refusedByOpen = (err: unknown) => err instanceof AppError && [401, 402, 404, 409, 429].includes(err.status);
 
 /**
  * A chat agent's A2A message is a chat turn on the context's thread, through the chat API's own
  * engine (validation, rate limit, hold, thread lease, billing, stored messages). The task record
- * is written once the turn is accepted, so a refused turn (402, 429, thread_busy) is an error
- * and no task; its end is written when the turn ends, whoever is still listening: an answered
+ * is written by the turn's open statement when it accepts the turn, so a refused turn (402, 429,
+ * thread_busy) is an error and no task; its end is written when the turn ends, whoever is still listening: an answered
  * turn's in the turn's own finish statement (one durable commit for both), a failed turn's alone.
  */
 
@@ -48,7 +51,10 @@ export async function startChatTask(
   const model = chooseModel(principal.agent, null);
   checkModelOptions(runtime.config, model, chat, chat.messages, (_i, j) => `message.parts[${j}]`);
   const abort = new AbortController();
-  let inserted: Promise<TaskRow> | undefined;
+  const request = storedRequest(message, true);
+  // The task is written by the turn's open statement, when it places the hold (a2a/store.ts).
+  const task = openTurnWithTask({ request, durable: !hooks.blocking });
+  let contextId = "";
   let endRow: TaskRow | undefined;
   /** Set once the turn's finish statement carries the task's end (the finish failing throws, and the end is written alone). */
   let endWritten = false;
@@ -69,31 +75,35 @@ export async function startChatTask(
       onStart: accepted,
       onDelta: hooks.onDelta,
       signal: abort.signal,
+      openWith: task.openWith,
       // An answered turn's task ends in the turn's own finish statement: no commit of its own.
       finishWith: async ({ content }) => {
-        const row = await inserted?.catch(() => undefined);
-        if (row === undefined) return undefined;
         endWritten = true;
         const end: ChatTaskEnd = abort.signal.aborted ? { state: "canceled", answer: content, error: CANCELED } : { state: "completed", answer: content, error: null };
         const at = new Date();
-        endRow = chatTaskRow(row.id, row.contextId, row.request ?? {}, end, at);
-        return finishTurnWithTask(row.id, end, at);
+        endRow = chatTaskRow(task.id, contextId, request, end, at);
+        return finishTurnWithTask(task.id, end, at);
       },
     },
   );
-  // Refused before it started (402, 429, thread_busy, an unknown thread): the caller's error.
-  const { threadId } = await Promise.race([started, turn.then(() => started)]);
-  const created = insertChatTask(runtime.pool, { accountId: principal.agent.accountId, agentId: principal.agent.id, contextId: threadId, request: storedRequest(message, true), durable: !hooks.blocking });
-  inserted = created;
-  let ended = false;
+  let threadId: string;
+  try {
+    ({ threadId } = await Promise.race([started, turn.then(() => started)]));
+  } catch (err) {
+    // Refused by the open statement (402, 429, thread_busy, an unknown thread, the key gone): no
+    // task was written, the caller gets the error. Failed after the open placed the hold: the
+    // task it wrote ends failed (nobody knows its id, but ListTasks shows it).
+    if (!refusedByOpen(err)) finishChatTask(runtime.pool, task.id, { state: "failed", answer: null, error: err instanceof AppError ? err.message : "The turn failed" }).catch((e) => runtime.log.error({ err: e }, "could not store the end of an A2A chat task"));
+    throw err;
+  }
+  contextId = threadId;
   const end = async (state: "completed" | "failed" | "canceled", answer: string | null, error: string | null): Promise<TaskRow | undefined> => {
-    ended = true;
-    const { id } = await created;
-    running.delete(id);
+    running.delete(task.id);
     if (endWritten) return endRow;
-    await finishChatTask(runtime.pool, id, { state, answer, error });
+    await finishChatTask(runtime.pool, task.id, { state, answer, error });
     return undefined;
   };
+  running.set(task.id, abort);
   const done = turn.then(
     (r) => end(abort.signal.aborted ? "canceled" : "completed", r.content, abort.signal.aborted ? CANCELED : null),
     (err: unknown) => {
@@ -104,13 +114,6 @@ export async function startChatTask(
     },
   );
   done.catch((err) => runtime.log.error({ err }, "could not store the end of an A2A chat task"));
-  let row: TaskRow;
-  try {
-    row = await created;
-  } catch (err) {
-    abort.abort();
-    throw err;
-  }
-  if (!ended) running.set(row.id, abort);
+  const row = chatTaskRow(task.id, threadId, request, { state: "working", answer: null, error: null }, task.at);
   return { taskId: row.id, contextId: threadId, row, done: done.catch(() => undefined) };
 }

@@ -2,8 +2,9 @@ import type pg from "pg";
 import { A2aPushConfig, A2aTask, AuditEntry, Job, Thread } from "../db/schema.js";
 import { sqlNames } from "../db/names.js";
 import { newId } from "../infra/ids.js";
-import { ASYNC_COMMIT_CTE, statement, type Param } from "../db/statement.js";
+import { statement, type Param } from "../db/statement.js";
 import { finishTurnStatement, type TurnFinishWith } from "../threads/store.js";
+import { openStatements, type TurnOpenWith } from "../chat/store.js";
 import { chatTaskPushCte } from "../outbound/store.js";
 
 /**
@@ -59,20 +60,24 @@ const COLUMNS = `t.${T.id} as id, t.${T.contextId} as "contextId", t.${T.kind} a
 const FROM = `${T.table} t left join ${J.table} j on j.${J.id} = t.${T.id}`;
 
 /**
- * A chat task's record, as stored: the caller has it without reading it back (its times are
- * the caller's clock, written as they are). `durable: false` commits without waiting for the WAL
- * flush (ASYNC_COMMIT_CTE): for a blocking send, whose task id leaves only after the synchronous
- * commit of the task's end (which flushes this too).
+ * A chat task's record written by its turn's open statement (chat/store.ts `OpenExtension`), when
+ * that statement places the hold: no round trip and no connection of its own, and a refused turn
+ * (402, 429, thread_busy) writes no task. The context is the turn's thread (`threadId`, a
+ * parameter of the open). Committed with the open: asynchronously for a blocking send (its task
+ * id leaves only after the synchronous finish, which flushes it too), synchronously when the id
+ * leaves before the turn ends (a stream, a non-blocking send).
  */
-export async function insertChatTask(db: pg.Pool, t: { accountId: string; agentId: string; contextId: string; request: Record<string, unknown>; durable: boolean }): Promise<TaskRow> {
-  const row = chatTaskRow(newId("tsk"), t.contextId, t.request, { state: "working", answer: null, error: null }, new Date());
-  await db.query(
-    `with ${t.durable ? "" : `${ASYNC_COMMIT_CTE}, `}i as (insert into ${T.table} (${T.id}, ${T.account}, ${T.agent}, ${T.contextId}, ${T.kind}, ${T.state}, ${T.request}, ${T.createdAt}, ${T.updatedAt})
-       values ($1, $2, $3, $4, 'chat', 'working', $5::jsonb, $6, $6) returning 1)
-     select (select count(*) from i)${t.durable ? "" : ", (select async_commit from async_commit)"}`,
-    [row.id, t.accountId, t.agentId, t.contextId, JSON.stringify(t.request), row.statusAt],
-  );
-  return row;
+const taskInsertCte = (p: Param) => `task_insert as (insert into ${T.table} (${T.id}, ${T.account}, ${T.agent}, ${T.contextId}, ${T.kind}, ${T.state}, ${T.request}, ${T.createdAt}, ${T.updatedAt})
+                select ${p("taskId")}, ${p("accountId")}, ${p("agentId")}, ${p("threadId")}, 'chat', 'working', ${p("taskRequest")}::jsonb, ${p("taskStartedAt")}::timestamptz, ${p("taskStartedAt")}::timestamptz
+                 where exists (select 1 from hold))`;
+const OPEN_WITH_TASK = openStatements({ name: "a2a-task", ctes: taskInsertCte });
+const OPEN_WITH_DURABLE_TASK = openStatements({ name: "a2a-task-durable", ctes: taskInsertCte, durable: true });
+
+/** The chat turn's open that also writes its task (id `id`, started `at`) when the turn is accepted; the record as written. */
+export function openTurnWithTask(t: { request: Record<string, unknown>; durable: boolean }): { id: string; at: Date; openWith: TurnOpenWith } {
+  const id = newId("tsk");
+  const at = new Date();
+  return { id, at, openWith: { statements: t.durable ? OPEN_WITH_DURABLE_TASK : OPEN_WITH_TASK, values: { taskId: id, taskRequest: JSON.stringify(t.request), taskStartedAt: at } } };
 }
 
 /** A chat task's row as findTask reads it, from what its writer knows. */

@@ -22,7 +22,7 @@ import type { AgentInfo } from "../agents/agent-info.js";
 import { keyRefusal, keySpendLimitExceeded } from "../keys/refusal.js";
 import { enforceRateLimit, type RateLimitState } from "./rate-limit.js";
 import { checkToolResults, leadingToolResultIds, parseChatRequest } from "./request.js";
-import { openContinuation, openThreadWithHold } from "./store.js";
+import { openContinuation, openThreadWithHold, type TurnOpenWith } from "./store.js";
 import { callWithFallbacks, ExtraHolds, fallbackChainFor, type Attempt } from "./fallback.js";
 
 /**
@@ -71,6 +71,8 @@ export interface TurnHooks {
    * task's end, without a commit of its own). Asked for once the answer is known; never throws.
    */
   finishWith?: (answer: { content: string; aborted: boolean }) => Promise<TurnFinishWith | undefined>;
+  /** What the caller writes with the turn's open, in its statement, when the hold is placed (chat/store.ts `OpenExtension`). */
+  openWith?: TurnOpenWith;
 }
 
 export interface TurnResult {
@@ -175,7 +177,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
         imageHoldTokens: IMAGE_HOLD_TOKENS,
         toolResultIds: leadingToolResultIds(input.messages),
         rateLimit,
-      });
+      }, hooks.openWith);
     let opened = await open(rl && { keyId: rl.keyId, limit: rl.limit });
     if (rl && opened.rateLimit) enforceRateLimit(rl.limit, opened.rateLimit, opened.rateLimit.now, rl.onState);
     if (!opened.leased) {
@@ -227,7 +229,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
       tags: tags(threadId),
       leaseMs,
       rateLimit: rl && { keyId: rl.keyId, limit: rl.limit },
-    });
+    }, hooks.openWith);
     if (rl && opened.rateLimit) enforceRateLimit(rl.limit, opened.rateLimit, opened.rateLimit.now, rl.onState);
     if (!opened.ok) throw await refusal(runtime, input.keyId, opened.keyLimited);
   }

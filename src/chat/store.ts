@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { holdCte, KEY_HELD_COLUMN, keyLimitRefused, undoKeyHold, type CallTags, type HoldOutcome } from "../billing/ledger.js";
 import { holdMicrosSql, type promptParams } from "../billing/prices.js";
-import { ASYNC_COMMIT_CTE, statement } from "../db/statement.js";
+import { ASYNC_COMMIT_CTE, statement, type Param, type Statement } from "../db/statement.js";
 import type { ChatMessage } from "../providers/index.js";
 import { historyFrom, leaseCte, newThreadCte, OPEN_TOOL_CALLS_SQL, type MessageData } from "../threads/store.js";
 import { rateLimitCte, rateLimitValues } from "./rate-limit.js";
@@ -18,16 +18,46 @@ import { rateLimitCte, rateLimitValues } from "./rate-limit.js";
  * before the answer leaves. A database crash in between may lose them; the finish then refuses
  * to settle a hold that is not there (docs/billing-reservations.md, option B).
  */
-const OPEN = statement(
-  "chat-open-thread",
-  (p) => `with ${ASYNC_COMMIT_CTE}, ${holdCte(p)}, ${newThreadCte(p, "hold")}
-     select exists (select 1 from hold) as ok, ${KEY_HELD_COLUMN}, (select async_commit from async_commit)`,
-);
-const OPEN_RATE_LIMITED = statement(
-  "chat-open-thread-rate-limited",
-  (p) => `with ${ASYNC_COMMIT_CTE}, ${rateLimitCte(p)}, ${holdCte(p, `(select points from rate_limit) <= ${p("rateLimit")}::int`)}, ${newThreadCte(p, "hold")}
-     select exists (select 1 from hold) as ok, ${KEY_HELD_COLUMN}, (select points from rate_limit) as points, (select expire from rate_limit) as expire, (select async_commit from async_commit)`,
-);
+const openThread = (rateLimited: boolean, ext?: OpenExtension) =>
+  statement(
+    `chat-open-thread${rateLimited ? "-rate-limited" : ""}${ext ? `-${ext.name}` : ""}`,
+    (p) => `with ${asyncCommit(ext)}${rateLimited ? `${rateLimitCte(p)}, ${holdCte(p, `(select points from rate_limit) <= ${p("rateLimit")}::int`)}` : holdCte(p)}, ${newThreadCte(p, "hold")}${extensionCtes(p, ext)}
+     select exists (select 1 from hold) as ok, ${KEY_HELD_COLUMN}, ${rateLimited ? "(select points from rate_limit) as points, (select expire from rate_limit) as expire, " : ""}${asyncCommitColumn(ext)}`,
+  );
+
+/**
+ * What a caller writes with a turn's open, in the open's own statement (no round trip, no second
+ * connection of its own): CTEs that run when the hold was placed (`exists (select 1 from hold)`),
+ * committed with the open. Its parameters are the caller's (`TurnOpenWith.values`).
+ */
+export interface OpenExtension {
+  name: string;
+  ctes: (p: Param) => string;
+  /**
+   * A synchronous commit: what it writes must be durable once the open returns (an id that
+   * leaves before the turn's finish), and so are the open's hold and thread with it.
+   */
+  durable?: boolean;
+}
+const extensionCtes = (p: Param, ext?: OpenExtension) => (ext ? `,\n          ${ext.ctes(p)}` : "");
+const asyncCommit = (ext?: OpenExtension) => (ext?.durable ? "" : `${ASYNC_COMMIT_CTE}, `);
+const asyncCommitColumn = (ext?: OpenExtension) => (ext?.durable ? "null as async_commit" : "(select async_commit from async_commit)");
+
+/** The open statements of one extension (built once per caller, when its module loads: they stay prepared). */
+export interface OpenStatements {
+  thread: Statement;
+  threadRateLimited: Statement;
+  continuation: Statement;
+  continuationRateLimited: Statement;
+}
+export function openStatements(ext?: OpenExtension): OpenStatements {
+  return { thread: openThread(false, ext), threadRateLimited: openThread(true, ext), continuation: continuation(false, ext), continuationRateLimited: continuation(true, ext) };
+}
+/** An extended open: its statements and the extension's own parameters. */
+export interface TurnOpenWith {
+  statements: OpenStatements;
+  values: Record<string, unknown>;
+}
 
 export async function openThreadWithHold(
   pool: pg.Pool,
@@ -42,16 +72,18 @@ export async function openThreadWithHold(
     leaseMs: number;
     rateLimit?: { keyId: string; limit: number };
   },
+  extended?: TurnOpenWith,
 ): Promise<{ ok: boolean; keyLimited: boolean; rateLimit?: { points: number; expire: number; now: number } }> {
-  const values = { ...a.tags, threadId: a.threadId, accountId: a.accountId, agentId: a.agentId, hold: a.hold, reference: a.reference, leaseMs: a.leaseMs };
+  const statements = extended?.statements ?? PLAIN;
+  const values = { ...extended?.values, ...a.tags, threadId: a.threadId, accountId: a.accountId, agentId: a.agentId, hold: a.hold, reference: a.reference, leaseMs: a.leaseMs };
   if (!a.rateLimit) {
-    const { rows } = await pool.query<HoldOutcome>(OPEN.with(values));
+    const { rows } = await pool.query<HoldOutcome>(statements.thread.with(values));
     if (!rows[0]!.ok && rows[0]!.key_held && a.tags.keyId) await undoKeyHold(pool, a.tags.keyId, a.hold);
     return { ok: rows[0]!.ok, keyLimited: keyLimitRefused(rows[0]!) };
   }
   const now = Date.now();
   const { rows } = await pool.query<HoldOutcome & { points: number; expire: number }>(
-    OPEN_RATE_LIMITED.with({ ...values, ...rateLimitValues(a.rateLimit.keyId, now), rateLimit: a.rateLimit.limit }),
+    statements.threadRateLimited.with({ ...values, ...rateLimitValues(a.rateLimit.keyId, now), rateLimit: a.rateLimit.limit }),
   );
   const row = rows[0]!;
   if (!row.ok && row.key_held) await undoKeyHold(pool, a.tags.keyId ?? a.rateLimit.keyId, a.hold);
@@ -72,8 +104,8 @@ export async function openThreadWithHold(
  * synchronous commit makes lease and hold durable before the answer leaves, and settles only a
  * hold still in the ledger (docs/billing-reservations.md, "A continuation in one statement").
  */
-const continuation = (rateLimited: boolean) =>
-  statement(rateLimited ? "chat-open-continuation-rate-limited" : "chat-open-continuation", (p) => {
+const continuation = (rateLimited: boolean, ext?: OpenExtension) =>
+  statement(`chat-open-continuation${rateLimited ? "-rate-limited" : ""}${ext ? `-${ext.name}` : ""}`, (p) => {
     const stored = {
       bytes: "(select coalesce(sum(bytes), 0)::bigint from history)",
       messages: "(select count(*) from history)",
@@ -82,16 +114,15 @@ const continuation = (rateLimited: boolean) =>
     const toolResults = `(cardinality(${p("toolResultIds")}::text[]) = 0 or ${p("toolResultIds")}::text[] <@ ${OPEN_TOOL_CALLS_SQL})`;
     // The lease re-reads a row it waited for (a finish of this thread committing); the history comes from the statement's older snapshot.
     const complete = "((select count(*) from history) = (select message_count from lease))";
-    return `with ${ASYNC_COMMIT_CTE}, ${rateLimited ? `${rateLimitCte(p)}, ` : ""}${leaseCte(p, rateLimited ? `(select points from rate_limit) <= ${p("rateLimit")}::int` : undefined)},
+    return `with ${asyncCommit(ext)}${rateLimited ? `${rateLimitCte(p)}, ` : ""}${leaseCte(p, rateLimited ? `(select points from rate_limit) <= ${p("rateLimit")}::int` : undefined)},
           turn_hold as (select ${holdMicrosSql(p, stored)} as micros),
-          ${holdCte(p, `${complete} and ${toolResults}`, { amount: "(select micros from turn_hold)", lockAfter: "exists (select 1 from lease)" })}
-     select (select async_commit from async_commit), exists (select 1 from lease) as leased, (select message_count from lease) as message_count, coalesce(${complete}, false) as complete,
+          ${holdCte(p, `${complete} and ${toolResults}`, { amount: "(select micros from turn_hold)", lockAfter: "exists (select 1 from lease)" })}${extensionCtes(p, ext)}
+     select ${asyncCommitColumn(ext)}, exists (select 1 from lease) as leased, (select message_count from lease) as message_count, coalesce(${complete}, false) as complete,
             exists (select 1 from hold) as ok, ${KEY_HELD_COLUMN}, ${toolResults} as tool_results_ok, (select micros from turn_hold)::text as hold,
             ${rateLimited ? "(select points from rate_limit) as points, (select expire from rate_limit) as expire," : ""} h.role, h.content, h.data
        from (select 1) o left join history h on true order by h.seq`;
   });
-const CONTINUE = continuation(false);
-const CONTINUE_RATE_LIMITED = continuation(true);
+const PLAIN = openStatements();
 
 export interface OpenedContinuation {
   /** False: the thread was not leased (busy, missing, or the count was over the limit); nothing else was done. */
@@ -131,8 +162,11 @@ export async function openContinuation(
     toolResultIds: string[];
     rateLimit?: { keyId: string; limit: number };
   },
+  extended?: TurnOpenWith,
 ): Promise<OpenedContinuation> {
+  const statements = extended?.statements ?? PLAIN;
   const values = {
+    ...extended?.values,
     ...a.tags,
     ...a.prompt,
     threadId: a.threadId,
@@ -147,7 +181,7 @@ export async function openContinuation(
   type Row = HoldOutcome & { leased: boolean; complete: boolean; message_count: number | null; tool_results_ok: boolean; hold: string; points: number; expire: number; role: string | null; content: string | null; data: MessageData | null };
   const now = Date.now();
   const { rows } = await pool.query<Row>(
-    a.rateLimit ? CONTINUE_RATE_LIMITED.with({ ...values, ...rateLimitValues(a.rateLimit.keyId, now), rateLimit: a.rateLimit.limit }) : CONTINUE.with(values),
+    a.rateLimit ? statements.continuationRateLimited.with({ ...values, ...rateLimitValues(a.rateLimit.keyId, now), rateLimit: a.rateLimit.limit }) : statements.continuation.with(values),
   );
   const row = rows[0]!;
   const hold = Number(row.hold);

@@ -177,6 +177,19 @@ describe("MCP server of a chat agent (official TypeScript SDK client)", () => {
     }
   });
 
+  it("a chat agent answers a tool call with one JSON body (the JSON response Streamable HTTP allows), not an SSE stream", async () => {
+    const res = await fetch(`${app.url}/api/mcp/${agentId}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${key}`, "mcp-protocol-version": LATEST_PROTOCOL_VERSION },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "chat", arguments: { message: "json please" } } }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+    const body = await res.json();
+    expect(body).toMatchObject({ jsonrpc: "2.0", id: 9, result: { structuredContent: { answer: expect.any(String), thread_id: expect.any(String) } } });
+    expect(body.result.isError ?? false).toBe(false);
+  });
+
   it("refusals of the service are tool results with isError: unknown thread, thread_busy, 429, 402; bad arguments too", async () => {
     const { client } = await connect(key);
     const unknown = await chat(client, { message: "hi", thread_id: "thr_nope" });

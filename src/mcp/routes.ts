@@ -41,7 +41,10 @@ export const mcpRoutes: RouteModule = (runtime) => {
     if (name === undefined) throw new AppError("invalid_api_key", "Invalid API key", { headers: { "WWW-Authenticate": challenge(base, agentId, "Invalid API key") } });
     // `automation` comes with the fresh key lookup: a script added a moment ago already changes the tools.
     const { server, release } = leaseAgentMcpServer(runtime, { name, automation: principal.automation });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, maxRequestBodySize: MAX_BODY_BYTES });
+    // A chat agent's tools send no notifications: its answers are one JSON body (the transport
+    // allows either; both official clients read it), not an SSE stream written in pieces. An
+    // automation agent's `run` streams its progress notifications, so its answers stay SSE.
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, maxRequestBodySize: MAX_BODY_BYTES, enableJsonResponse: !principal.automation });
     // The client went away (or the answer is complete): abort the tool calls in flight, free both.
     res.on("close", release);
     try {
