@@ -3,7 +3,7 @@ import { A2aPushConfig, A2aTask, AuditEntry, Job, Thread } from "../db/schema.js
 import { sqlNames } from "../db/names.js";
 import { newId } from "../infra/ids.js";
 import { statement, type Param } from "../db/statement.js";
-import { finishTurnStatement, type TurnFinishWith } from "../threads/store.js";
+import { finishTurnStatement, type TurnFinishWith } from "../threads/finish.js";
 import { openStatements, type TurnOpenWith } from "../chat/store.js";
 import { chatTaskPushCte } from "../outbound/store.js";
 

@@ -8,7 +8,7 @@ import { createAccount, gql } from "../../test/helpers/graphql.js";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
 import { holdMicros, priceFor, promptParams } from "../billing/prices.js";
 import { IMAGE_HOLD_TOKENS, imageCount, messageText, type ChatMessage } from "../providers/index.js";
-import { finishTurn } from "../threads/store.js";
+import { finishTurn } from "../threads/finish.js";
 import { runChatTurn } from "./engine.js";
 import { openContinuation } from "./store.js";
 

@@ -16,7 +16,8 @@ import {
   type ToolCallDelta,
 } from "../providers/index.js";
 import { SUPPORTED_MODELS, isSupportedModel } from "../config/models.js";
-import { finishTurn, leaseRefused, releaseLease, renewLease, threadBusy, type TurnFinishWith } from "../threads/store.js";
+import { leaseRefused, releaseLease, renewLease, threadBusy } from "../threads/store.js";
+import { finishTurn, type TurnFinishWith } from "../threads/finish.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { AgentInfo } from "../agents/agent-info.js";
 import { keyRefusal, keySpendLimitExceeded } from "../keys/refusal.js";
