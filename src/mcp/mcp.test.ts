@@ -177,6 +177,40 @@ describe("MCP server of a chat agent (official TypeScript SDK client)", () => {
     }
   });
 
+  it("the route reads the body before the transport, yet the transport's answers about it stay: 406, 415, 413 (announced or streamed), -32700, a BOM, and 401 before any of them", async () => {
+    const call = JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "chat", arguments: { message: "body rules" } } });
+    const post = async (body: BodyInit, headers: Record<string, string> = {}, apiKey: string | null = key) => {
+      const res = await fetch(`${app.url}/api/mcp/${agentId}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": LATEST_PROTOCOL_VERSION, ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...headers },
+        body,
+        ...(body instanceof ReadableStream ? { duplex: "half" } : {}),
+      } as RequestInit);
+      const text = await res.text();
+      return { status: res.status, body: JSON.parse(text) };
+    };
+    expect(await post("{nope", { accept: "application/json" })).toMatchObject({ status: 406, body: { error: { code: -32000 } } });
+    expect(await post(call, { "content-type": "text/plain" })).toMatchObject({ status: 415, body: { error: { code: -32000 } } });
+    expect(await post("{nope")).toMatchObject({ status: 400, body: { error: { code: -32700 } } });
+    expect(await post("{nope", {}, null)).toMatchObject({ status: 401 });
+    const huge = JSON.stringify({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "chat", arguments: { message: "x".repeat(4 * 1024 * 1024) } } });
+    expect(await post(huge)).toMatchObject({ status: 413, body: { error: { code: -32000 } } });
+    // No Content-Length: the limit is found while reading.
+    const bytes = new TextEncoder().encode(huge);
+    const streamed = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < bytes.length; i += 256 * 1024) controller.enqueue(bytes.subarray(i, i + 256 * 1024));
+        controller.close();
+      },
+    });
+    expect(await post(streamed)).toMatchObject({ status: 413, body: { error: { code: -32000 } } });
+    // A byte-order mark is dropped as the transport's own decoding drops it.
+    const bom = await post("\uFEFF" + call);
+    expect(bom).toMatchObject({ status: 200, body: { id: 3, result: { structuredContent: { answer: expect.any(String) } } } });
+    // And the route still answers after all of that.
+    expect(await post(call)).toMatchObject({ status: 200, body: { id: 3, result: { structuredContent: { answer: expect.any(String) } } } });
+  });
+
   it("a chat agent answers a tool call with one JSON body (the JSON response Streamable HTTP allows), not an SSE stream", async () => {
     const res = await fetch(`${app.url}/api/mcp/${agentId}`, {
       method: "POST",
