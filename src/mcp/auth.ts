@@ -24,13 +24,13 @@ export function challenge(publicBaseUrl: string, agentId: string, refused?: stri
 }
 
 /**
- * The shared key check, its 401 carrying the challenge. Looked up fresh, not from the cache: `run`
- * and `get_job` have no later statement that re-checks the key (a chat turn's hold does), and a
- * deleted key must fail on the very next request while its NOTIFY may still be in flight.
+ * The shared key check, its 401 carrying the challenge. `fresh` unless a later statement
+ * re-checks the key (a chat turn's open does; `run`, `get_job`, `tools/list` have none): a deleted
+ * key must fail on the very next request while its NOTIFY may still be in flight.
  */
-export async function authenticateForAgent(auth: AgentKeyAuth, req: express.Request, agentId: string, publicBaseUrl: string): Promise<KeyPrincipal> {
+export async function authenticateForAgent(auth: AgentKeyAuth, req: express.Request, agentId: string, publicBaseUrl: string, options: { fresh: boolean }): Promise<KeyPrincipal> {
   try {
-    return await auth(req, agentId, { fresh: true });
+    return await auth(req, agentId, options);
   } catch (err) {
     if (err instanceof AppError && err.status === 401) {
       const sent = !!(req.get("authorization") || req.get("x-api-key"));

@@ -2,7 +2,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LATEST_PROTOCOL_VERSION, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
 import { createAccount, gql } from "../../test/helpers/graphql.js";
@@ -177,6 +177,40 @@ describe("MCP server of a chat agent (official TypeScript SDK client)", () => {
     }
   });
 
+  it("the route reads the body before the transport, yet the transport's answers about it stay: 406, 415, 413 (announced or streamed), -32700, a BOM, and 401 before any of them", async () => {
+    const call = JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "chat", arguments: { message: "body rules" } } });
+    const post = async (body: BodyInit, headers: Record<string, string> = {}, apiKey: string | null = key) => {
+      const res = await fetch(`${app.url}/api/mcp/${agentId}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": LATEST_PROTOCOL_VERSION, ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...headers },
+        body,
+        ...(body instanceof ReadableStream ? { duplex: "half" } : {}),
+      } as RequestInit);
+      const text = await res.text();
+      return { status: res.status, body: JSON.parse(text) };
+    };
+    expect(await post("{nope", { accept: "application/json" })).toMatchObject({ status: 406, body: { error: { code: -32000 } } });
+    expect(await post(call, { "content-type": "text/plain" })).toMatchObject({ status: 415, body: { error: { code: -32000 } } });
+    expect(await post("{nope")).toMatchObject({ status: 400, body: { error: { code: -32700 } } });
+    expect(await post("{nope", {}, null)).toMatchObject({ status: 401 });
+    const huge = JSON.stringify({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "chat", arguments: { message: "x".repeat(4 * 1024 * 1024) } } });
+    expect(await post(huge)).toMatchObject({ status: 413, body: { error: { code: -32000 } } });
+    // No Content-Length: the limit is found while reading.
+    const bytes = new TextEncoder().encode(huge);
+    const streamed = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < bytes.length; i += 256 * 1024) controller.enqueue(bytes.subarray(i, i + 256 * 1024));
+        controller.close();
+      },
+    });
+    expect(await post(streamed)).toMatchObject({ status: 413, body: { error: { code: -32000 } } });
+    // A byte-order mark is dropped as the transport's own decoding drops it.
+    const bom = await post("\uFEFF" + call);
+    expect(bom).toMatchObject({ status: 200, body: { id: 3, result: { structuredContent: { answer: expect.any(String) } } } });
+    // And the route still answers after all of that.
+    expect(await post(call)).toMatchObject({ status: 200, body: { id: 3, result: { structuredContent: { answer: expect.any(String) } } } });
+  });
+
   it("a chat agent answers a tool call with one JSON body (the JSON response Streamable HTTP allows), not an SSE stream", async () => {
     const res = await fetch(`${app.url}/api/mcp/${agentId}`, {
       method: "POST",
@@ -252,6 +286,50 @@ describe("MCP server of a chat agent (official TypeScript SDK client)", () => {
     );
     expect(after).toBeInstanceOf(StreamableHTTPError);
     expect((after as StreamableHTTPError).code).toBe(401);
+  });
+
+  it("a `chat` call takes the key from the cache, yet a deleted or expired key's call fails on the very next request, on either instance: the turn's open re-checks the key, and nothing is stored or sent upstream", async () => {
+    const doomedKey = async (name: string) => {
+      const r = await gql(app.url, admin, `mutation($a: ID!, $n: String!) { createApiKey(agentId: $a, name: $n) { key apiKey { id } } }`, { a: agentId, n: name });
+      return r.data!.createApiKey as { key: string; apiKey: { id: string } };
+    };
+    const messagesOf = async (threadId: string) => (await app.runtime.pool.query<{ n: number }>("select count(*)::int as n from messages where thread_id = $1", [threadId])).rows[0]!.n;
+    for (const [name, revoke] of [
+      ["deleted", (id: string) => app.runtime.pool.query("delete from api_keys where id = $1", [id])],
+      ["expired", (id: string) => app.runtime.pool.query("update api_keys set expires_at = now() - interval '1 second' where id = $1", [id])],
+    ] as const) {
+      const { key: doomed, apiKey } = await doomedKey(name);
+      const clients = [(await connect(doomed)).client, (await connect(doomed, agentId, second.url)).client];
+      // A turn on each instance: the key is in both caches, and the chat call reads it from there.
+      const lookups: string[] = [];
+      const query = app.runtime.pool.query.bind(app.runtime.pool) as (...a: unknown[]) => unknown;
+      const spy = vi.spyOn(app.runtime.pool, "query").mockImplementation(((q: unknown, ...rest: unknown[]) => {
+        const text = typeof q === "string" ? q : (q as { text: string }).text;
+        if (/from api_keys k join agents/.test(text)) lookups.push(text);
+        return query(q, ...rest);
+      }) as typeof app.runtime.pool.query);
+      let threadId: string;
+      try {
+        threadId = ((await chat(clients[0]!, { message: `${name} warm` })).structuredContent as { thread_id: string }).thread_id;
+      } finally {
+        spy.mockRestore();
+      }
+      expect(lookups).toEqual([]);
+      expect((await chat(clients[1]!, { message: `${name} warm 2`, thread_id: threadId })).isError).toBeFalsy();
+      // Revoked behind the caches' backs: the state every instance is in while the NOTIFY travels.
+      await revoke(apiKey.id);
+      const upstream = fake.requests.length;
+      for (const client of clients) {
+        const refused = await chat(client, { message: `${name} after`, thread_id: threadId });
+        expect(refused.isError).toBe(true);
+        expect(text(refused)).toMatch(name === "deleted" ? /^invalid_api_key: Invalid API key/ : /^invalid_api_key: This API key expired at /);
+      }
+      expect(fake.requests.length).toBe(upstream);
+      expect(await messagesOf(threadId)).toBe(4);
+      // What has no later check of the key (tools/list) still answers HTTP 401 at once.
+      const listed = await clients[1]!.listTools().then(() => undefined, (e: unknown) => e);
+      expect((listed as StreamableHTTPError).code).toBe(401);
+    }
   });
 
   it("bills MCP turns like chat turns: the balance drops by exactly the usage the turns were charged", async () => {

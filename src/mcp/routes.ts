@@ -8,6 +8,7 @@ import { attachCaller, authenticateForAgent, challenge } from "./auth.js";
 import { leaseAgentMcpServer } from "./server.js";
 import { answerInvalidParams } from "./invalid-params.js";
 import { agentName } from "./agent-names.js";
+import { isChatCall, readMcpBody, type McpBody } from "./request-body.js";
 
 /** Request bodies above this are refused by the transport with 413 (as the chat API's 4 MB). */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -34,12 +35,21 @@ export const mcpRoutes: RouteModule = (runtime) => {
   router.all("/api/mcp/:agentId", async (req, res) => {
     const { agentId } = req.params;
     const base = runtime.config.publicBaseUrl;
-    const principal = await authenticateForAgent(auth, req, agentId, base);
     // Stateless: no server-initiated stream (GET) and no session to end (DELETE).
-    if (req.method !== "POST") throw new AppError("method_not_allowed", "This MCP server answers POST only (stateless Streamable HTTP)", { headers: { Allow: "POST" } });
+    if (req.method !== "POST") {
+      await authenticateForAgent(auth, req, agentId, base, { fresh: true });
+      throw new AppError("method_not_allowed", "This MCP server answers POST only (stateless Streamable HTTP)", { headers: { Allow: "POST" } });
+    }
+    const body: McpBody = await readMcpBody(req, MAX_BODY_BYTES);
+    // The key from the cache only for a chat agent's `chat` call: its turn's open statement
+    // re-checks that the key exists and has not expired, so a deleted key still fails on the very
+    // next call (as a tool error). Everything else (initialize, tools/list, an automation agent's
+    // run and get_job) has no later check of the key and looks it up fresh.
+    const cached = isChatCall(body.parsed) ? await authenticateForAgent(auth, req, agentId, base, { fresh: false }) : undefined;
+    const principal = cached && !cached.automation ? cached : await authenticateForAgent(auth, req, agentId, base, { fresh: true });
     const name = await agentName(runtime, principal.agent.accountId, agentId);
     if (name === undefined) throw new AppError("invalid_api_key", "Invalid API key", { headers: { "WWW-Authenticate": challenge(base, agentId, "Invalid API key") } });
-    // `automation` comes with the fresh key lookup: a script added a moment ago already changes the tools.
+    // `automation` comes with the key lookup (a cached one is at most seconds old, keys/auth.ts).
     const { server, release } = leaseAgentMcpServer(runtime, { name, automation: principal.automation });
     // A chat agent's tools send no notifications: its answers are one JSON body (the transport
     // allows either; both official clients read it), not an SSE stream written in pieces. An
@@ -55,7 +65,7 @@ export const mcpRoutes: RouteModule = (runtime) => {
     }
     answerInvalidParams(transport);
     attachCaller(req, principal);
-    await transport.handleRequest(req, res);
+    await transport.handleRequest(req, res, body.parsed);
   });
 
   return router;
