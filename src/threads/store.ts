@@ -35,7 +35,8 @@ export function newThreadCte(p: Param, from: string): string {
  * still tagged with a turn is taken over only once the reclaim has settled that turn (see
  * `leaseRefused`). `history` is the leased thread's messages, each with what it adds to the
  * hold's prompt size: `bytes` (the UTF-8 length of its text as providers' `messageText` counts
- * it: content, then each tool call's name and arguments) and `images` (its image parts).
+ * it: content, then each tool call's name and arguments) and `images` (its image parts); the
+ * jsonb is only walked when the message has tool calls or parts (most have neither: data is null).
  * Parameters: threadId, accountId, agentId, leaseMs, turnId.
  */
 export function leaseCte(p: Param, condition?: string): string {
@@ -45,8 +46,8 @@ export function leaseCte(p: Param, condition?: string): string {
                    and ${T.turnId} is null and (${T.busyUntil} is null or ${T.busyUntil} < now())${condition ? ` and ${condition}` : ""}
                  returning ${T.id}, ${T.messageCount} as message_count),
           history as (select m.${M.seq} as seq, m.${M.role} as role, m.${M.content} as content, m.${M.data} as data,
-                  ${bytes(`m.${M.content}`)} + coalesce((select sum(${bytes("c->>'name'")} + ${bytes("c->>'arguments'")}) from jsonb_array_elements(m.${M.data}->'toolCalls') c), 0) as bytes,
-                  (select count(*) from jsonb_array_elements(m.${M.data}->'parts') x where x->>'type' = 'image') as images
+                  ${bytes(`m.${M.content}`)} + case when m.${M.data} ? 'toolCalls' then coalesce((select sum(${bytes("c->>'name'")} + ${bytes("c->>'arguments'")}) from jsonb_array_elements(m.${M.data}->'toolCalls') c), 0) else 0 end as bytes,
+                  case when m.${M.data} ? 'parts' then (select count(*) from jsonb_array_elements(m.${M.data}->'parts') x where x->>'type' = 'image') else 0 end as images
              from lease l join ${M.table} m on m.${M.thread} = l.${T.id})`;
 }
 
@@ -58,10 +59,10 @@ export function leaseCte(p: Param, condition?: string): string {
 export const OPEN_TOOL_CALLS_SQL = `coalesce((select case when h.role = 'assistant' then array(select c->>'id' from jsonb_array_elements(h.data->'toolCalls') c) else '{}'::text[] end
                   from history h where h.role not in ('system', 'tool') order by h.seq desc limit 1), '{}'::text[])`;
 
-/** The history rows a continuation's open statement returns (one per message, in order; one row of nulls when there are none), as messages. */
-export function historyFrom(rows: { role: string | null; content: string | null; data: MessageData | null }[]): ChatMessage[] {
+/** The history a continuation's open statement returns (`[role, content, data]` per message, in order; null when there are none), as messages. */
+export function historyFrom(rows: [string, string | null, MessageData | null][] | null): ChatMessage[] {
   const history: ChatMessage[] = [];
-  for (const r of rows) if (r.role !== null) history.push({ role: r.role as ChatMessage["role"], content: r.content ?? "", ...r.data });
+  for (const [role, content, data] of rows ?? []) history.push({ role: role as ChatMessage["role"], content: content ?? "", ...data });
   return history;
 }
 
