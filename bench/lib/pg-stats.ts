@@ -58,18 +58,8 @@ export async function snapshot(c: pg.Client): Promise<Snapshot> {
   };
 }
 
-export interface Delta {
-  seconds: number;
-  walLsnBytes: number;
-  xactCommit: number;
-  xactRollback: number;
-  walRecords: number;
-  walFpi: number;
-  walBytes: number;
-  walFsyncs: number;
-  walWrites: number;
-  tables: Record<string, { ins: number; upd: number; hot: number; del: number }>;
-}
+/** The counters' differences between two snapshots, and the WAL between their LSNs. */
+export type Delta = Omit<Snapshot, "at" | "lsn"> & { seconds: number; walLsnBytes: number };
 
 export async function delta(c: pg.Client, a: Snapshot, b: Snapshot): Promise<Delta> {
   const { rows } = await c.query<{ d: string }>("select ($2::pg_lsn - $1::pg_lsn)::text as d", [a.lsn, b.lsn]);
