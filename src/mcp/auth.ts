@@ -46,9 +46,10 @@ export async function authenticateForAgent(auth: AgentKeyAuth, req: express.Requ
  * kept in it: the key itself never is.
  */
 export function attachCaller(req: express.Request, principal: KeyPrincipal): void {
-  const auth: AuthInfo = { token: "", clientId: principal.keyId, scopes: [], extra: { principal } };
-  (req as express.Request & { auth?: AuthInfo }).auth = auth;
+  (req as express.Request & { auth?: AuthInfo }).auth = callerInfo(principal);
 }
+
+export const callerInfo = (principal: KeyPrincipal): AuthInfo => ({ token: "", clientId: principal.keyId, scopes: [], extra: { principal } });
 
 /** The key principal of the request a tool runs for. */
 export function callerOf(extra: { authInfo?: AuthInfo }): KeyPrincipal {

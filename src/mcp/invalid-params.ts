@@ -1,5 +1,5 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ClientRequestSchema, ErrorCode, isJSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
+import { ClientRequestSchema, ErrorCode, isJSONRPCRequest, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 
 /**
  * A request of a known method whose params break the protocol's schema (say `initialize` with an
@@ -10,13 +10,30 @@ import { ClientRequestSchema, ErrorCode, isJSONRPCRequest } from "@modelcontextp
 const SCHEMAS = new Map(ClientRequestSchema.options.map((schema) => [schema.shape.method.value as string, schema]));
 const MAX_MESSAGE = 500;
 
+/** The -32602 answer to a request whose params break its method's schema, else undefined. */
+function invalidParamsError(request: { id: string | number; method: string }): JSONRPCMessage | undefined {
+  const parsed = SCHEMAS.get(request.method)?.safeParse(request);
+  if (!parsed || parsed.success) return undefined;
+  const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(request)"}: ${i.message}`).join("; ");
+  return { jsonrpc: "2.0", id: request.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params for ${request.method}: ${issues}`.slice(0, MAX_MESSAGE) } };
+}
+
+/**
+ * The answer to send instead of the SDK's, when it is -32603 for params that break the schema
+ * (checked only then: a valid call costs no second validation).
+ */
+export function invalidParamsAnswer(request: { id: string | number; method: string }, answer: JSONRPCMessage): JSONRPCMessage | undefined {
+  if (!("error" in answer) || answer.error.code !== ErrorCode.InternalError) return undefined;
+  return invalidParamsError(request);
+}
+
+/** The same for the SDK's own transport (automation agents), checked before the server sees the request. */
 export function answerInvalidParams(transport: Transport): void {
   const deliver = transport.onmessage;
   if (!deliver) throw new Error("answerInvalidParams: connect the server to the transport first");
   transport.onmessage = (message, extra) => {
-    const parsed = isJSONRPCRequest(message) ? SCHEMAS.get(message.method)?.safeParse(message) : undefined;
-    if (!parsed || parsed.success || !isJSONRPCRequest(message)) return deliver(message, extra);
-    const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(request)"}: ${i.message}`).join("; ");
-    void transport.send({ jsonrpc: "2.0", id: message.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params for ${message.method}: ${issues}`.slice(0, MAX_MESSAGE) } }).catch(() => {});
+    const invalid = isJSONRPCRequest(message) ? invalidParamsError(message) : undefined;
+    if (!invalid) return deliver(message, extra);
+    void transport.send(invalid).catch(() => {});
   };
 }

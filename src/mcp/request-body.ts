@@ -11,19 +11,23 @@ import { AppError } from "../errors/app-error.js";
 export interface McpBody {
   /** The JSON value of the body, when it is one and within the size limit. */
   parsed?: unknown;
+  /** Larger than the limit (announced, or read past it). */
+  tooLarge: boolean;
 }
+
+const decoder = new TextDecoder();
 
 export async function readMcpBody(req: express.Request, maxBytes: number): Promise<McpBody> {
   // Announced too large: the transport refuses it from the header, without reading a byte.
-  if (Number(req.get("content-length")) > maxBytes) return {};
+  if (Number(req.get("content-length")) > maxBytes) return { tooLarge: true };
   const raw = await readUpTo(req, maxBytes);
   (req as express.Request & { rawBody?: Buffer }).rawBody = raw;
-  if (raw.length > maxBytes) return {};
+  if (raw.length > maxBytes) return { tooLarge: true };
   try {
     // Decoded as the transport decodes (a byte-order mark is dropped, bad bytes become U+FFFD).
-    return { parsed: JSON.parse(new TextDecoder().decode(raw)) as unknown };
+    return { parsed: JSON.parse(decoder.decode(raw)) as unknown, tooLarge: false };
   } catch {
-    return {};
+    return { tooLarge: false };
   }
 }
 

@@ -4,8 +4,8 @@ import { AppError } from "../errors/app-error.js";
 import { agentKeyAuth } from "../keys/agent-key.js";
 import type { RouteModule } from "../http/server.js";
 import { mcpPath } from "../agents/protocol-urls.js";
-import { attachCaller, authenticateForAgent, challenge } from "./auth.js";
-import { leaseAgentMcpServer } from "./server.js";
+import { attachCaller, authenticateForAgent, callerInfo, challenge } from "./auth.js";
+import { chatAgentTransport, leaseAgentMcpServer } from "./server.js";
 import { answerInvalidParams } from "./invalid-params.js";
 import { agentName } from "./agent-names.js";
 import { isChatCall, readMcpBody, type McpBody } from "./request-body.js";
@@ -50,11 +50,24 @@ export const mcpRoutes: RouteModule = (runtime) => {
     const name = await agentName(runtime, principal.agent.accountId, agentId);
     if (name === undefined) throw new AppError("invalid_api_key", "Invalid API key", { headers: { "WWW-Authenticate": challenge(base, agentId, "Invalid API key") } });
     // `automation` comes with the key lookup (a cached one is at most seconds old, keys/auth.ts).
-    const { server, release } = leaseAgentMcpServer(runtime, { name, automation: principal.automation });
-    // A chat agent's tools send no notifications: its answers are one JSON body (the transport
-    // allows either; both official clients read it), not an SSE stream written in pieces. An
-    // automation agent's `run` streams its progress notifications, so its answers stay SSE.
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, maxRequestBodySize: MAX_BODY_BYTES, enableJsonResponse: !principal.automation });
+    // A chat agent's tools send no notifications: its answers are one JSON body (Streamable HTTP
+    // allows either; both official clients read it), from its server's long-lived transport.
+    if (!principal.automation) {
+      const json = await chatAgentTransport(runtime, name);
+      const left = new AbortController();
+      res.on("close", () => left.abort());
+      const post = { headers: req.headers, url: new URL(req.originalUrl, base), body, maxBytes: MAX_BODY_BYTES };
+      const answer = await json.handle(post, { authInfo: callerInfo(principal) }, left.signal);
+      if (!answer || res.destroyed) return;
+      res.status(answer.status);
+      if (answer.body === undefined) res.end();
+      else res.type("application/json").end(JSON.stringify(answer.body));
+      return;
+    }
+    // An automation agent's `run` streams its progress notifications as SSE: the SDK's transport,
+    // a fresh one per request (stateless), its server from the pool.
+    const { server, release } = leaseAgentMcpServer(runtime, { name, automation: true });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, maxRequestBodySize: MAX_BODY_BYTES });
     // The client went away (or the answer is complete): abort the tool calls in flight, free both.
     res.on("close", release);
     try {

@@ -3,6 +3,7 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import type { Runtime } from "../runtime/runtime.js";
 import { registerChatTool } from "./chat-tool.js";
 import { registerJobTools } from "./job-tools.js";
+import { JsonResponseTransport } from "./json-transport.js";
 
 /** What the MCP server of an agent is named after and which tools it offers. */
 export interface AgentProfile {
@@ -74,4 +75,27 @@ export function leaseAgentMcpServer(runtime: Runtime, profile: AgentProfile): { 
     );
   };
   return { server, release };
+}
+
+/**
+ * A chat agent's server, connected once to its own long-lived JSON-response transport
+ * (json-transport.ts), which serves every POST of the profile, concurrently. Bounded like the
+ * idle pool: past MAX_PROFILES profiles the map starts over; a forgotten server still answers the
+ * requests it has (their route holds its transport) and is then collected (no timers, no sockets).
+ */
+const connectedByRuntime = new WeakMap<Runtime, Map<string, Promise<JsonResponseTransport>>>();
+
+export function chatAgentTransport(runtime: Runtime, name: string): Promise<JsonResponseTransport> {
+  let connected = connectedByRuntime.get(runtime);
+  if (!connected) connectedByRuntime.set(runtime, (connected = new Map()));
+  const known = connected.get(name);
+  if (known) return known;
+  if (connected.size >= MAX_PROFILES) connected.clear();
+  const transport = new JsonResponseTransport();
+  const ready = agentMcpServer(runtime, { name, automation: false })
+    .connect(transport)
+    .then(() => transport);
+  ready.catch(() => connected.delete(name));
+  connected.set(name, ready);
+  return ready;
 }
