@@ -1,17 +1,12 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import fc from "fast-check";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "../dev/embedded-postgres.js";
-import { migrateDatabase } from "../db/orm.js";
 import { reclaimExpiredTurns } from "../threads/store.js";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { createAccount, gql } from "../../test/helpers/graphql.js";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
+import { startUpstreamGate, type UpstreamGate } from "../../test/helpers/upstream-gate.js";
+import { startCrashablePostgres, type CrashablePostgres } from "../../test/helpers/crashable-postgres.js";
 
 /**
  * Group commit of the finish (threads/finish-batcher.ts, docs/billing-reservations.md): concurrent
@@ -19,42 +14,20 @@ import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-up
  * decided alone inside the batch (a turn whose hold is gone fails with 503, its neighbours answer),
  * no overspend and the balance moves by exactly the answered charges under any mix, and across a
  * crash of PostgreSQL with batches in flight no answered turn loses its rows and no hold stays
- * charged once the reclaim ran. A PostgreSQL of its own, set up as in chat.crash.test.ts (WAL
+ * charged once the reclaim ran. A PostgreSQL of its own (test/helpers/crashable-postgres.ts: WAL
  * writer slowed so unflushed commits are really lost; immediate shutdown).
  */
 describe("chat turns of one account finished by one statement (group commit)", () => {
-  const dir = mkdtempSync(join(tmpdir(), "agw-chat-batch-"));
-  const dataDir = join(dir, "pg");
-  let server: EmbeddedPostgresHandle;
+  let pgc: CrashablePostgres;
   let app: TestApp;
   let fake: FakeUpstream;
-  let gate: Server;
-  let gated = false;
-  let arrived = 0;
-  let open: () => void = () => {};
-  let opened = Promise.resolve();
+  let gate: UpstreamGate;
   const COST = 11; // micro-USD per answer at the fake's usage (11 prompt + 3 completion tokens)
   /** Turns per finish statement, in the order the statements were sent. */
   const finishBatches: number[] = [];
 
-  const admin = async <T>(f: (c: pg.Client) => Promise<T>): Promise<T> => {
-    const c = new pg.Client({ connectionString: server.adminUrl });
-    await c.connect();
-    try {
-      return await f(c);
-    } finally {
-      await c.end();
-    }
-  };
-  const db = async (sql: string, values: unknown[] = []) => {
-    const c = new pg.Client({ connectionString: server.urlFor("app") });
-    await c.connect();
-    try {
-      return (await c.query(sql, values)).rows;
-    } finally {
-      await c.end();
-    }
-  };
+  const admin = <T>(f: (c: pg.Client) => Promise<T>) => pgc.admin(f);
+  const db = (sql: string, values: unknown[] = []) => pgc.query(sql, values);
   const newAccount = async (name: string, micros: number) => {
     const acct = await createAccount(app.url, app.operatorToken, name, (micros / 1e6).toFixed(6));
     const agent = (await gql(app.url, acct.adminToken, `mutation { createAgent(input: { name: "b", instructions: "Be brief." }) { id } }`)).data!.createAgent.id;
@@ -78,7 +51,7 @@ describe("chat turns of one account finished by one statement (group commit)", (
     return { ok: r.status === 200, status: r.status, code: json.error?.code as string | undefined, threadId: json.thread_id as string | undefined };
   };
   const untilArrived = async (n: number) => {
-    while (arrived < n) await new Promise((r) => setTimeout(r, 5));
+    while (gate.arrived < n) await new Promise((r) => setTimeout(r, 5));
   };
   const accountState = async (accountId: string) => {
     const [a] = await db(
@@ -96,34 +69,14 @@ describe("chat turns of one account finished by one statement (group commit)", (
 
   beforeAll(async () => {
     fake = await startFakeUpstream();
-    // In front of the fake: while `gated`, an answer is held until the test opens the gate, so the
-    // held turns all get their answers, and finish, at the same moment.
-    gate = createServer(async (req, res) => {
-      const chunks: Buffer[] = [];
-      for await (const c of req) chunks.push(c as Buffer);
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !["host", "content-length", "connection"].includes(k))) as Record<string, string>;
-      const r = await fetch(fake.url + req.url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
-      const body = Buffer.from(await r.arrayBuffer());
-      if (gated) {
-        arrived++;
-        await opened;
-      }
-      res.writeHead(r.status, { "content-type": r.headers.get("content-type") ?? "application/json" }).end(body);
-    });
-    await new Promise<void>((r) => gate.listen(0, "127.0.0.1", r));
-    const upstream = `http://127.0.0.1:${(gate.address() as AddressInfo).port}`;
+    // In front of the fake: after gate.hold(), answers are held until the test releases them, so
+    // the held turns all get their answers, and finish, at the same moment.
+    gate = await startUpstreamGate(fake.url, { holdAnswers: true });
+    const upstream = gate.url;
 
-    server = await startEmbeddedPostgres(dataDir);
-    await server.ensureDatabase("app");
-    await migrateDatabase(server.urlFor("app"));
-    await admin(async (c) => {
-      await c.query("alter system set wal_writer_delay = '10s'");
-      await c.query("alter system set bgwriter_lru_maxpages = 0");
-      await c.query("alter system set autovacuum = off");
-      await c.query("select pg_reload_conf()");
-    });
+    pgc = await startCrashablePostgres("chat-batch");
     app = await startTestApp({
-      databaseUrl: server.urlFor("app"),
+      databaseUrl: pgc.url,
       // A short lease (one 3 s attempt + 10 s), so the crash test's dead turns are reclaimable within the test.
       env: { PROVIDER_A_BASE_URL: upstream, PROVIDER_A_API_KEY: "k", PROVIDER_B_BASE_URL: upstream, PROVIDER_B_API_KEY: "k", UPSTREAM_TIMEOUT_MS: "3000", UPSTREAM_MAX_RETRIES: "0" },
     });
@@ -138,10 +91,9 @@ describe("chat turns of one account finished by one statement (group commit)", (
   }, 120_000);
   afterAll(async () => {
     await app?.close();
-    await server?.stop().catch(() => {});
-    await new Promise((r) => gate?.close(r));
+    await pgc?.stop();
+    await gate?.close();
     await fake?.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it("finishes N concurrent turns of one account in fewer than N statements; a turn whose hold is gone fails alone with 503, its batch answers", async () => {
@@ -149,9 +101,7 @@ describe("chat turns of one account finished by one statement (group commit)", (
     const before: string[] = [];
     for (let i = 0; i < 4; i++) before.push((await chat(key, {})).threadId!);
     const N = 24;
-    opened = new Promise((r) => (open = r));
-    arrived = 0;
-    gated = true;
+    gate.hold();
     const turns = Array.from({ length: N }, (_, i) => (i < before.length ? chat(key, { thread_id: before[i], stream: i % 2 === 1 }) : chat(key, { stream: i % 3 === 0 })));
     await untilArrived(N);
     // One parked turn loses its hold as a database crash would lose it (hold row and debit gone together).
@@ -162,8 +112,7 @@ describe("chat turns of one account finished by one statement (group commit)", (
       [accountId],
     );
     const statementsBefore = finishBatches.length;
-    open();
-    gated = false;
+    gate.release();
     const results = await Promise.all(turns);
     const statements = finishBatches.length - statementsBefore;
 
@@ -248,10 +197,7 @@ describe("chat turns of one account finished by one statement (group commit)", (
     await sleep(1500);
     expect(finishBatches.filter((n) => n > 1).length).toBeGreaterThan(batchedBefore);
     const answeredBeforeCrash = answered.length;
-    const postmaster = Number(readFileSync(join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
-    process.kill(postmaster, "SIGQUIT"); // immediate shutdown: WAL buffers are not written
-    await server.exited;
-    server = await startEmbeddedPostgres(dataDir, { port: server.port });
+    await pgc.crash(); // immediate shutdown: WAL buffers are not written; then a restart
     await sleep(1500);
     stop = true;
     await Promise.all(loops);

@@ -1,11 +1,10 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { balanceMicros, chargeOf, unreleasedHolds } from "../../test/helpers/balance.js";
 import { createAccount, gql } from "../../test/helpers/graphql.js";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
+import { startUpstreamGate, type UpstreamGate } from "../../test/helpers/upstream-gate.js";
 import { holdMicros, priceFor, promptParams } from "../billing/prices.js";
 import { IMAGE_HOLD_TOKENS, imageCount, messageText, type ChatMessage } from "../providers/index.js";
 import { finishTurn } from "../threads/finish.js";
@@ -24,24 +23,13 @@ describe("thread continuations: one open statement", () => {
   let a: TestApp;
   let b: TestApp;
   let fake: FakeUpstream;
-  let gate: Server;
-  let gated = false;
-  let arrived = 0;
-  let open: () => void = () => {};
-  let opened = Promise.resolve();
+  let gate: UpstreamGate;
   // The hot-path statements (by name) each app issued, and how many there were when each upstream call arrived.
   const issued: string[] = [];
   const atArrival: number[] = [];
 
-  const closeGate = () => {
-    arrived = 0;
-    opened = new Promise((r) => (open = r));
-    gated = true;
-  };
-  const openGate = () => {
-    gated = false;
-    open();
-  };
+  const closeGate = () => gate.hold();
+  const openGate = () => gate.release();
   const until = async (cond: () => boolean, what: string) => {
     const deadline = Date.now() + 60_000;
     while (!cond()) {
@@ -85,19 +73,9 @@ describe("thread continuations: one open statement", () => {
 
   beforeAll(async () => {
     fake = await startFakeUpstream();
-    // In front of the fake: records when each call arrives; while `gated`, holds it until the test opens the gate.
-    gate = createServer(async (req, res) => {
-      const chunks: Buffer[] = [];
-      for await (const c of req) chunks.push(c as Buffer);
-      atArrival.push(issued.length);
-      arrived++;
-      if (gated) await opened;
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !["host", "content-length", "connection"].includes(k))) as Record<string, string>;
-      const r = await fetch(fake.url + req.url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
-      res.writeHead(r.status, { "content-type": r.headers.get("content-type") ?? "application/json" }).end(Buffer.from(await r.arrayBuffer()));
-    });
-    await new Promise<void>((r) => gate.listen(0, "127.0.0.1", r));
-    const upstream = `http://127.0.0.1:${(gate.address() as AddressInfo).port}`;
+    // In front of the fake: records when each call arrives; after closeGate(), holds it until openGate().
+    gate = await startUpstreamGate(fake.url, { onArrival: () => atArrival.push(issued.length) });
+    const upstream = gate.url;
     const env = { PROVIDER_A_BASE_URL: upstream, PROVIDER_A_API_KEY: "k", PROVIDER_B_BASE_URL: upstream, PROVIDER_B_API_KEY: "k" };
     a = await startTestApp({ env });
     b = await startTestApp({ env, databaseUrl: a.databaseUrl });
@@ -115,7 +93,7 @@ describe("thread continuations: one open statement", () => {
   afterAll(async () => {
     await b?.close();
     await a?.close();
-    await new Promise((r) => gate?.close(r));
+    await gate?.close();
     await fake?.close();
   });
 
@@ -173,7 +151,7 @@ describe("thread continuations: one open statement", () => {
       const settled: Awaited<(typeof turns)[number]>[] = [];
       for (const t of turns) void t.then((r) => settled.push(r));
       // The winner waits at the gate holding the lease; every other turn must be refused meanwhile.
-      await until(() => settled.length === 15 && arrived === 1, "15 refusals and one parked winner");
+      await until(() => settled.length === 15 && gate.arrived === 1, "15 refusals and one parked winner");
       expect(settled.map((r) => `${r.status} ${r.code}`)).toEqual(Array(15).fill("409 thread_busy"));
       openGate();
       const results = await Promise.all(turns);
@@ -238,7 +216,7 @@ describe("thread continuations: one open statement", () => {
     const turns = threads.slice(0, M).map((t, i) => post(i % 2 ? b : a, acct.key, { thread_id: t.threadId, stream: i % 3 === 0, messages: [{ role: "user", content: "same" }] }));
     const settled: Awaited<(typeof turns)[number]>[] = [];
     for (const t of turns) void t.then((r) => settled.push(r));
-    await until(() => settled.length === M - N && arrived === N, `${M - N} refusals and ${N} held turns`);
+    await until(() => settled.length === M - N && gate.arrived === N, `${M - N} refusals and ${N} held turns`);
     expect(settled.map((r) => `${r.status} ${r.code}`)).toEqual(Array(M - N).fill("402 insufficient_balance"));
     openGate();
     const results = await Promise.all(turns);

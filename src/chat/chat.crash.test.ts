@@ -1,15 +1,10 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "../dev/embedded-postgres.js";
-import { migrateDatabase } from "../db/orm.js";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { createAccount, gql } from "../../test/helpers/graphql.js";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
+import { startUpstreamGate, type UpstreamGate } from "../../test/helpers/upstream-gate.js";
+import { startCrashablePostgres, type CrashablePostgres } from "../../test/helpers/crashable-postgres.js";
 
 /**
  * The chat turn's hold commits asynchronously (docs/billing-reservations.md, option B): a crash of
@@ -20,39 +15,17 @@ import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-up
  * the holds placed last are still in PostgreSQL's WAL buffers at the crash, i.e. lost.
  */
 describe("chat turns across a crash of PostgreSQL between hold and finish", () => {
-  const dir = mkdtempSync(join(tmpdir(), "agw-chat-crash-"));
-  const dataDir = join(dir, "pg");
-  let server: EmbeddedPostgresHandle;
+  let pgc: CrashablePostgres;
   let app: TestApp;
   let fake: FakeUpstream;
-  let gate: Server;
-  let gated = false;
-  let arrived = 0;
-  let open: () => void = () => {};
-  let opened = Promise.resolve();
+  let gate: UpstreamGate;
   let key: string;
   let accountId: string;
   const BALANCE = 1_000_000;
   const COST = 11; // micro-USD per answer at the fake's usage (11 prompt + 3 completion tokens)
 
-  const admin = async <T>(f: (c: pg.Client) => Promise<T>): Promise<T> => {
-    const c = new pg.Client({ connectionString: server.adminUrl });
-    await c.connect();
-    try {
-      return await f(c);
-    } finally {
-      await c.end();
-    }
-  };
-  const db = async (sql: string, values: unknown[] = []) => {
-    const c = new pg.Client({ connectionString: server.urlFor("app") });
-    await c.connect();
-    try {
-      return (await c.query(sql, values)).rows;
-    } finally {
-      await c.end();
-    }
-  };
+  const admin = <T>(f: (c: pg.Client) => Promise<T>) => pgc.admin(f);
+  const db = (sql: string, values: unknown[] = []) => pgc.query(sql, values);
   const chat = async (body: { thread_id?: string; stream?: boolean }) => {
     const r = await fetch(`${app.url}/api/v1/chat/completions`, {
       method: "POST",
@@ -69,39 +42,18 @@ describe("chat turns across a crash of PostgreSQL between hold and finish", () =
     return { ok: r.status === 200, status: r.status, code: json.error?.code as string | undefined, threadId: json.thread_id as string | undefined };
   };
   const untilArrived = async (n: number) => {
-    while (arrived < n) await new Promise((r) => setTimeout(r, 5));
+    while (gate.arrived < n) await new Promise((r) => setTimeout(r, 5));
   };
 
   beforeAll(async () => {
     fake = await startFakeUpstream();
-    // In front of the fake: while `gated`, a call waits until the test opens the gate.
-    gate = createServer(async (req, res) => {
-      const chunks: Buffer[] = [];
-      for await (const c of req) chunks.push(c as Buffer);
-      if (gated) {
-        arrived++;
-        await opened;
-      }
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !["host", "content-length", "connection"].includes(k))) as Record<string, string>;
-      const r = await fetch(fake.url + req.url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
-      res.writeHead(r.status, { "content-type": r.headers.get("content-type") ?? "application/json" }).end(Buffer.from(await r.arrayBuffer()));
-    });
-    await new Promise<void>((r) => gate.listen(0, "127.0.0.1", r));
-    const upstream = `http://127.0.0.1:${(gate.address() as AddressInfo).port}`;
+    // In front of the fake: after gate.hold(), a call waits until the test releases it.
+    gate = await startUpstreamGate(fake.url);
+    const upstream = gate.url;
 
-    server = await startEmbeddedPostgres(dataDir);
-    await server.ensureDatabase("app");
-    await migrateDatabase(server.urlFor("app"));
-    await admin(async (c) => {
-      await c.query("alter system set wal_writer_delay = '10s'");
-      // Nor may anything else write the holds' WAL before the crash: the background writer flushes
-      // WAL up to a dirty page it writes out, autovacuum commits synchronously.
-      await c.query("alter system set bgwriter_lru_maxpages = 0");
-      await c.query("alter system set autovacuum = off");
-      await c.query("select pg_reload_conf()");
-    });
+    pgc = await startCrashablePostgres("chat-crash");
     app = await startTestApp({
-      databaseUrl: server.urlFor("app"),
+      databaseUrl: pgc.url,
       env: { PROVIDER_A_BASE_URL: upstream, PROVIDER_A_API_KEY: "k", PROVIDER_B_BASE_URL: upstream, PROVIDER_B_API_KEY: "k" },
     });
     const acct = await createAccount(app.url, app.operatorToken, "crash", String(BALANCE / 1e6));
@@ -112,10 +64,9 @@ describe("chat turns across a crash of PostgreSQL between hold and finish", () =
   }, 120_000);
   afterAll(async () => {
     await app?.close();
-    await server?.stop().catch(() => {});
-    await new Promise((r) => gate?.close(r));
+    await pgc?.stop();
+    await gate?.close();
     await fake?.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it("gives no answer whose thread is lost, keeps balance == ledger, leaves no hold charged, and threads continue after the restart", async () => {
@@ -127,8 +78,7 @@ describe("chat turns across a crash of PostgreSQL between hold and finish", () =
       before.push(r.threadId!);
     }
 
-    opened = new Promise((r) => (open = r));
-    gated = true;
+    gate.hold();
     // Batch 1: holds placed, then made durable by a checkpoint (as any later synchronous commit would).
     const batch1 = [chat({}), chat({ stream: true }), chat({}), chat({ thread_id: before[0] }), chat({ thread_id: before[1], stream: true }), chat({ thread_id: before[2] })];
     await untilArrived(6);
@@ -140,11 +90,8 @@ describe("chat turns across a crash of PostgreSQL between hold and finish", () =
     batch2.push(chat({}), chat({ stream: true }), chat({}));
     await untilArrived(12);
 
-    const postmaster = Number(readFileSync(join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
-    process.kill(postmaster, "SIGQUIT"); // immediate shutdown: WAL buffers are not written
-    await server.exited;
-    server = await startEmbeddedPostgres(dataDir, { port: server.port });
-    open();
+    await pgc.crash(); // immediate shutdown: WAL buffers are not written; then a restart
+    gate.release();
 
     const results = await Promise.all([...batch1, ...batch2]);
     const answered = results.filter((r) => r.ok);
@@ -183,7 +130,7 @@ describe("chat turns across a crash of PostgreSQL between hold and finish", () =
     expect(calls).toHaveLength(before.length + answered.length);
 
     // Threads continue after the restart: one answered in the crash window, one whose turn was lost.
-    gated = false;
+    gate.release();
     const lostContinuation = before.slice(3).find((t) => !answered.some((r) => r.threadId === t));
     for (const threadId of [answered.find((r) => !before.includes(r.threadId!))!.threadId!, ...(lostContinuation ? [lostContinuation] : [])]) {
       const r = await chat({ thread_id: threadId });
@@ -193,7 +140,7 @@ describe("chat turns across a crash of PostgreSQL between hold and finish", () =
   }, 120_000);
 
   it("under load, crashed at whatever point each turn is in: every answered turn's thread is stored, balance == ledger", async () => {
-    gated = false;
+    gate.release();
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
     const answered: { threadId: string; afterRestart: boolean }[] = [];
     let stop = false;
@@ -207,10 +154,7 @@ describe("chat turns across a crash of PostgreSQL between hold and finish", () =
     };
     const loops = Array.from({ length: 16 }, (_, i) => loop(i));
     await sleep(1500);
-    const postmaster = Number(readFileSync(join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
-    process.kill(postmaster, "SIGQUIT");
-    await server.exited;
-    server = await startEmbeddedPostgres(dataDir, { port: server.port });
+    await pgc.crash(); // immediate shutdown: WAL buffers are not written; then a restart
     restarted = true;
     await sleep(1500);
     stop = true;

@@ -1,10 +1,9 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { createAccount, gql } from "../../test/helpers/graphql.js";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
+import { startUpstreamGate, type UpstreamGate } from "../../test/helpers/upstream-gate.js";
 import { runEntry, until, type Proc } from "../../test/helpers/processes.js";
 import { freePort } from "../dev/free-port.js";
 import { reclaimExpiredTurns } from "../threads/store.js";
@@ -18,23 +17,12 @@ import { reclaimExpiredTurns } from "../threads/store.js";
 describe("chat turns that die or lose their thread between hold and finish", () => {
   let app: TestApp;
   let fake: FakeUpstream;
-  let gate: Server;
+  let gate: UpstreamGate;
   let upstream: string;
-  let gated = false;
-  let arrived = 0;
-  let open: () => void = () => {};
-  let opened = Promise.resolve();
   const COST = 11; // micro-USD per answer at the fake's usage (11 prompt + 3 completion tokens)
 
-  const closeGate = () => {
-    arrived = 0;
-    gated = true;
-    opened = new Promise((r) => (open = r));
-  };
-  const openGate = () => {
-    gated = false;
-    open();
-  };
+  const closeGate = () => gate.hold();
+  const openGate = () => gate.release();
 
   /** An account with `usd`, an agent and a key on it. */
   async function tenant(name: string, usd = "1") {
@@ -63,33 +51,20 @@ describe("chat turns that die or lose their thread between hold and finish", () 
     const json = JSON.parse(text);
     return { status: r.status, ok: r.status === 200, code: json.error?.code as string | undefined, threadId: json.thread_id as string | undefined };
   }
-  const untilArrived = (n: number) => until(() => arrived >= n, `${n} calls at the upstream`);
+  const untilArrived = (n: number) => until(() => gate.arrived >= n, `${n} calls at the upstream`);
 
   beforeAll(async () => {
     fake = await startFakeUpstream();
-    // In front of the fake: while `gated`, a call waits until the test opens the gate.
-    gate = createServer(async (req, res) => {
-      const chunks: Buffer[] = [];
-      for await (const c of req) chunks.push(c as Buffer);
-      if (gated) {
-        arrived++;
-        await opened;
-      }
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !["host", "content-length", "connection"].includes(k))) as Record<string, string>;
-      const r = await fetch(fake.url + req.url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined }).catch(() => undefined);
-      if (!r) return void res.destroy();
-      res.writeHead(r.status, { "content-type": r.headers.get("content-type") ?? "application/json" }).end(Buffer.from(await r.arrayBuffer()));
-    });
-    await new Promise<void>((r) => gate.listen(0, "127.0.0.1", r));
-    upstream = `http://127.0.0.1:${(gate.address() as AddressInfo).port}`;
+    // In front of the fake: after closeGate(), a call waits until openGate().
+    gate = await startUpstreamGate(fake.url);
+    upstream = gate.url;
     // The reclaim runs only when a test calls it (the kill -9 case starts an instance of its own).
     app = await startTestApp({ env: { PROVIDER_A_BASE_URL: upstream, PROVIDER_A_API_KEY: "k", HOLD_RECLAIM_INTERVAL_MS: "3600000" } });
   }, 120_000);
   afterAll(async () => {
-    openGate();
+    gate?.release();
     await app?.close();
-    gate?.closeAllConnections();
-    await new Promise((r) => gate?.close(r));
+    await gate?.close();
     await fake?.close();
   });
 
@@ -164,7 +139,7 @@ describe("chat turns that die or lose their thread between hold and finish", () 
     const base = (await chat(app.url, t.key)).threadId!;
     closeGate();
     const turns = [chat(app.url, t.key), chat(app.url, t.key, { thread_id: base }), chat(app.url, t.key, { stream: true }), chat(app.url, t.key)];
-    await until(() => arrived >= 4, "4 calls at the upstream", 20_000);
+    await until(() => gate.arrived >= 4, "4 calls at the upstream", 20_000);
     await app.runtime.pool.query("update threads set busy_until = now() - interval '1 second' where account_id = $1 and turn_id is not null", [t.accountId]);
     // The order that loses money if a finish trusts its snapshot: the reclaim locks the four
     // threads and waits on the account row (held here); a finish starts (its snapshot sees the
