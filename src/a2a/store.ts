@@ -64,9 +64,8 @@ const FROM = `${T.table} t left join ${J.table} j on j.${J.id} = t.${T.id}`;
  * that statement places the hold: no round trip and no connection of its own, and a refused turn
  * (402, 429, thread_busy) writes no task. The context is the turn's thread (`threadId`, a
  * parameter of the open). Committed with the open: asynchronously for a blocking send (its task
- * id leaves only after the synchronous finish, which flushes it too) and a stream (`makeTaskDurable`
- * runs alongside its upstream call, and the id waits for it), synchronously for a non-blocking
- * send (its id leaves right after the open).
+ * id leaves only after the synchronous finish, which flushes it too), synchronously when the id
+ * leaves before the turn ends (a stream, a non-blocking send).
  */
 const taskInsertCte = (p: Param) => `task_insert as (insert into ${T.table} (${T.id}, ${T.account}, ${T.agent}, ${T.contextId}, ${T.kind}, ${T.state}, ${T.request}, ${T.createdAt}, ${T.updatedAt})
                 select ${p("taskId")}, ${p("accountId")}, ${p("agentId")}, ${p("threadId")}, 'chat', 'working', ${p("taskRequest")}::jsonb, ${p("taskStartedAt")}::timestamptz, ${p("taskStartedAt")}::timestamptz
@@ -79,20 +78,6 @@ export function openTurnWithTask(t: { request: Record<string, unknown>; durable:
   const id = newId("tsk");
   const at = new Date();
   return { id, at, openWith: { statements: t.durable ? OPEN_WITH_DURABLE_TASK : OPEN_WITH_TASK, values: { taskId: id, taskRequest: JSON.stringify(t.request), taskStartedAt: at } } };
-}
-
-/**
- * Makes a chat task's record, written by an asynchronously committed open, durable: a statement
- * that writes WAL (a no-op update of the record: it exists, the open committed before this runs)
- * and commits synchronously flushes the WAL up to its own commit record, past the open's. One
- * small statement on another connection while the turn's upstream call runs (a stream's task id
- * waits for it), instead of the open's own flush before the upstream call.
- */
-const TASK_DURABLE = statement("a2a-task-make-durable", (p) => `update ${T.table} set ${T.updatedAt} = ${T.updatedAt} where ${T.id} = ${p("taskId")}`);
-
-export async function makeTaskDurable(db: pg.Pool, id: string): Promise<void> {
-  const { rowCount } = await db.query(TASK_DURABLE.with({ taskId: id }));
-  if (rowCount !== 1) throw new Error(`the A2A task ${id} to make durable is not there`);
 }
 
 /** A chat task's row as findTask reads it, from what its writer knows. */
