@@ -1,3 +1,4 @@
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
@@ -246,6 +247,36 @@ describe("A2A JSON-RPC semantics", () => {
     const poorAgent = (await gql(app.url, poor.adminToken, `mutation { createAgent(input: { name: "p" }) { id } }`)).data!.createAgent.id;
     expect((await rpc(app.url, poorAgent, await newKey(poor.adminToken, poorAgent), "SendMessage", message("hi"))).status).toBe(402);
     expect(await tasksOf(poorAgent)).toBe(0);
+  });
+
+  it("a chat task's end is NOTIFYed only when someone follows it: not for a blocking or streamed turn alone, promptly for SubscribeToTask on another instance", async () => {
+    const listener = new pg.Client({ connectionString: app.databaseUrl });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on("notification", (n) => heard.push(n.payload ?? ""));
+    await listener.query("LISTEN a2a_task");
+    // NOTIFYs arrive in commit order: once a marker sent after the turns is heard, theirs would have been.
+    const heardUpTo = async (marker: string) => {
+      await app.runtime.pool.query("select pg_notify('a2a_task', $1)", [marker]);
+      for (let i = 0; i < 400 && !heard.includes(marker); i++) await new Promise((r) => setTimeout(r, 25));
+      expect(heard).toContain(marker);
+    };
+    try {
+      const blocking = (await rpc(app.url, agent, key, "SendMessage", message("quiet"))).body.result.task;
+      const streamed = (await rpc(app.url, agent, key, "SendStreamingMessage", message("quiet stream"))).body;
+      expect(blocking.status.state).toBe("TASK_STATE_COMPLETED");
+      expect(streamed.at(-1).result.statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
+      await heardUpTo("marker-1");
+      expect(heard.filter((p) => p.includes(blocking.id) || p.includes(streamed[0].result.task.id))).toEqual([]);
+
+      const chat = (await rpc(app.url, agent, key, "SendMessage", { ...message("#slow"), configuration: { returnImmediately: true } })).body.result.task;
+      const followed = await rpc(other.url, agent, key, "SubscribeToTask", { id: chat.id });
+      expect(followed.body.at(-1).result.statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
+      await heardUpTo("marker-2");
+      expect(heard.filter((p) => p.includes(chat.id)).map((p) => JSON.parse(p).state)).toEqual(["completed"]);
+    } finally {
+      await listener.end();
+    }
   });
 
   it("a task started on one API instance is followed to its end from the other (job events and chat task NOTIFYs cross instances)", async () => {

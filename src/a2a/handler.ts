@@ -33,7 +33,7 @@ import { cancelLocalChatTask, startChatTask } from "./chat-task.js";
 import { jobPayload, stateName, storedRequest, textPart, toTask, type TaskView } from "./mapping.js";
 import { EventQueue } from "./event-queue.js";
 import { addPushConfig } from "./push.js";
-import { A2A_TASK_CHANNEL, deletePushConfig, findPushConfig, findTask, insertJobTask, listPushConfigs, listTasks, TERMINAL_STATES, type PushConfigRow, type TaskRow } from "./store.js";
+import { A2A_TASK_CHANNEL, deletePushConfig, findPushConfig, findTask, followTask, insertJobTask, listPushConfigs, listTasks, TERMINAL_STATES, type PushConfigRow, type TaskRow } from "./store.js";
 
 /** What the route hands the handler with each request (in the SDK's per-request context). */
 export interface CallState {
@@ -186,6 +186,8 @@ export class GatewayA2AHandler implements A2ARequestHandler {
     const stop = () => wake();
     signal.addEventListener("abort", stop, { once: true });
     try {
+      // Only a followed task's end is NOTIFYed; marked after the LISTEN, before the first read.
+      await followTask(this.runtime.pool, row.id);
       while (!signal.aborted && Date.now() < until.getTime()) {
         const now = await findTask(this.runtime.pool, accountId, agentId, row.id);
         if (!now) return;

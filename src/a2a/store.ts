@@ -87,12 +87,27 @@ export function chatTaskRow(id: string, contextId: string, request: Record<strin
 
 /**
  * CTEs of a chat task's end (only from working: a second end changes nothing) when `when` holds,
- * its push notifications recorded with it; the column NOTIFYs it (delivered on commit).
+ * its push notifications recorded with it; the column NOTIFYs it (delivered on commit) when
+ * someone follows the task (`followTask`). A NOTIFY holds PostgreSQL's notify queue lock from
+ * before its commit's WAL flush to the end of the commit, so every notifying commit of the
+ * cluster waits for the one before: a turn nobody follows sends none.
  */
 const taskEndCtes = (p: Param, when: string) => `task_end as (update ${T.table} set ${T.state} = ${p("taskState")}, ${T.answer} = ${p("taskAnswer")}, ${T.error} = ${p("taskError")}, ${T.updatedAt} = ${p("taskEndedAt")}
-                where ${T.id} = ${p("taskId")} and ${T.state} = 'working' and ${when} returning ${T.id}, ${T.account}, ${T.state})
+                where ${T.id} = ${p("taskId")} and ${T.state} = 'working' and ${when} returning ${T.id}, ${T.account}, ${T.state}, ${T.followed})
      , ${chatTaskPushCte("task_end")}`;
-const TASK_END_NOTIFIED = `(select count(pg_notify('${A2A_TASK_CHANNEL}', json_build_object('taskId', ${T.id}, 'accountId', ${T.account}, 'state', ${T.state})::text)) from task_end) as task_end_notified`;
+const TASK_END_NOTIFIED = `(select count(pg_notify('${A2A_TASK_CHANNEL}', json_build_object('taskId', ${T.id}, 'accountId', ${T.account}, 'state', ${T.state})::text)) from task_end where ${T.followed}) as task_end_notified`;
+
+/**
+ * Marks a chat task followed, after the follower LISTENs and before it reads the task: its end is
+ * NOTIFYed from then on. The end's update and this one take the row's lock in turn and each sees
+ * the other's committed row (READ COMMITTED re-reads the latest version), so either the end sees
+ * the mark and NOTIFYs, or it committed first and the follower's read after this finds it ended.
+ */
+const FOLLOW_TASK = statement("a2a-follow-task", (p) => `update ${T.table} set ${T.followed} = true where ${T.id} = ${p("taskId")} and ${T.kind} = 'chat' and not ${T.followed}`);
+
+export async function followTask(db: pg.Pool, id: string): Promise<void> {
+  await db.query(FOLLOW_TASK.with({ taskId: id }));
+}
 
 const FINISH_TASK = statement("a2a-finish-chat-task", (p) => `with ${taskEndCtes(p, "true")} select ${TASK_END_NOTIFIED}`);
 
