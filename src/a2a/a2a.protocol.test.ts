@@ -209,7 +209,7 @@ describe("A2A JSON-RPC semantics", () => {
     // The statements of a turn and of a task's record (background work has other names).
     const spy = vi.spyOn(pool, "query").mockImplementation(((q: unknown, ...rest: unknown[]) => {
       const { name, text } = typeof q === "string" ? { name: undefined, text: q } : (q as { name?: string; text: string });
-      if (name?.startsWith("chat-open") || name?.startsWith("thread-finish") || /insert into\s+"?a2a_tasks/.test(text)) turn.push(name ?? "a2a task insert");
+      if (name?.startsWith("chat-open") || name?.startsWith("thread-finish") || name?.startsWith("a2a-task") || /insert into\s+"?a2a_tasks/.test(text)) turn.push(name ?? "a2a task insert");
       return query(q, ...rest);
     }) as typeof pool.query);
     const row = async (id: string) =>
@@ -228,10 +228,17 @@ describe("A2A JSON-RPC semantics", () => {
       expect(turn[0]).toMatch(/^chat-open-continuation.*-a2a-task$/);
       expect(await row(continued.id)).toMatchObject({ agent_id: agent, context_id: sent.contextId, kind: "chat", text: "second" });
       turn.length = 0;
-      // Streamed: the task id leaves before the turn ends, so the open that writes it commits durably.
+      // Streamed: the task id leaves before the turn ends. The open commits asynchronously; one
+      // small synchronous commit alongside the upstream call makes the record durable first (a2a.stream.test.ts).
       const streamed = (await rpc(app.url, agent, key, "SendStreamingMessage", message("third", { contextId: sent.contextId }))).body;
+      expect(turn[0]).toMatch(/^chat-open-continuation.*-a2a-task$/);
+      expect([...turn].sort()).toEqual([turn[0], "a2a-task-make-durable", "thread-finish-turn-a2a-task"].sort());
+      turn.length = 0;
+      // Non-blocking: the task id leaves right after the open, so the open commits durably.
+      const immediate = (await rpc(app.url, agent, key, "SendMessage", { ...message("fourth", { contextId: sent.contextId }), configuration: { returnImmediately: true } })).body.result.task;
       expect(turn[0]).toMatch(/^chat-open-continuation.*-a2a-task-durable$/);
-      expect(turn).toHaveLength(2);
+      expect(turn).not.toContain("a2a-task-make-durable");
+      expect(await row(immediate.id)).toMatchObject({ context_id: sent.contextId, text: "fourth" });
       expect(await row(streamed[0].result.task.id)).toMatchObject({ context_id: sent.contextId, text: "third" });
       expect((await rpc(other.url, agent, key, "GetTask", { id: streamed[0].result.task.id })).body.result.status.state).toBe("TASK_STATE_COMPLETED");
     } finally {

@@ -1,13 +1,16 @@
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { createAccount, gql } from "../../test/helpers/graphql.js";
+import { ASYNC_COMMIT_CTE } from "../db/statement.js";
+import { makeTaskDurable } from "./store.js";
 
 /**
  * SendStreamingMessage's events against an upstream the test steers read by read: the deltas of
- * one upstream read leave as one artifactUpdate, those of separate reads as separate ones.
+ * one upstream read leave as one artifactUpdate, those of separate reads as separate ones; the
+ * Task event (the task id) leaves only once the task's record is durable.
  */
 describe("A2A SendStreamingMessage events", () => {
   let app: TestApp;
@@ -104,5 +107,60 @@ describe("A2A SendStreamingMessage events", () => {
       }),
       { numRuns: 15 },
     );
+  });
+
+  it("the Task event leaves only once the task's record is durable, even when the whole answer came before", async () => {
+    reads = [["Hello", " there"]];
+    nextRead = async () => {};
+    const pool = app.runtime.pool;
+    const query = pool.query.bind(pool) as (...a: unknown[]) => unknown;
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let made = 0;
+    const spy = vi.spyOn(pool, "query").mockImplementation(((q: unknown, ...rest: unknown[]) => {
+      if ((q as { name?: string })?.name === "a2a-task-make-durable") {
+        made++;
+        return released.then(() => query(q, ...rest));
+      }
+      return query(q, ...rest);
+    }) as typeof pool.query);
+    try {
+      let answered = false;
+      const text = `durable ${crypto.randomUUID()}`;
+      const started = send(text).then((events) => {
+        answered = true;
+        return events;
+      });
+      // The turn runs to its end (the upstream answered, the finish committed) while the record's flush is held.
+      for (let i = 0; i < 300; i++) {
+        const { rows } = await query("select count(*)::int as n from a2a_tasks where agent_id = $1 and state = 'completed' and request->'parts'->0->>'text' = $2", [agent, text]) as { rows: { n: number }[] };
+        if (made === 1 && rows[0]!.n > 0) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(made).toBe(1);
+      expect(answered).toBe(false);
+      release();
+      const events = await started;
+      const all: any[] = [];
+      for await (const e of events) all.push(e);
+      expect(all[0].task.status.state).toBe("TASK_STATE_WORKING");
+      expect(all[1].artifactUpdate.artifact.parts[0].text).toBe("Hello there");
+      expect(all.at(-1).statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
+    } finally {
+      release();
+      spy.mockRestore();
+    }
+  });
+
+  it("the statement that makes a stream's task durable flushes the WAL past every commit before it (an asynchronous one included)", async () => {
+    const pool = app.runtime.pool;
+    for (let i = 0; i < 20; i++) {
+      // A commit that writes WAL without waiting for its flush, as the stream's open does.
+      await pool.query(`with ${ASYNC_COMMIT_CTE} select txid_current() as xid, (select async_commit from async_commit)`);
+      const { rows } = await pool.query<{ lsn: string }>("select pg_current_wal_insert_lsn()::text as lsn");
+      await makeTaskDurable(pool, `tsk_probe_${i}`);
+      const flushed = await pool.query<{ ok: boolean }>("select pg_current_wal_flush_lsn() >= $1::pg_lsn as ok", [rows[0]!.lsn]);
+      expect(flushed.rows[0]!.ok, `round ${i}`).toBe(true);
+    }
   });
 });

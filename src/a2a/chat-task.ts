@@ -7,7 +7,7 @@ import { checkModelOptions } from "../providers/index.js";
 import type { KeyPrincipal } from "../keys/auth.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { chatContent, storedRequest } from "./mapping.js";
-import { chatTaskRow, finishChatTask, finishTurnWithTask, openTurnWithTask, type ChatTaskEnd, type TaskRow } from "./store.js";
+import { chatTaskRow, finishChatTask, finishTurnWithTask, makeTaskDurable, openTurnWithTask, type ChatTaskEnd, type TaskRow } from "./store.js";
 
 const CANCELED = "Canceled by the client";
 
@@ -29,7 +29,18 @@ export interface StartedChatTask {
   row: TaskRow;
   /** Settles when the task's end is stored: with the task as stored then, when this process wrote it. */
   done: Promise<TaskRow | undefined>;
+  /** With `durability: "alongside"`: resolves once the task's record is durable (rejects if that failed). */
+  durable?: Promise<void>;
 }
+
+/**
+ * How the task's record becomes durable before its id leaves (a client that saw an id finds the
+ * task after a PostgreSQL crash): "finish" (a blocking send: the id leaves after the turn's
+ * synchronous finish, which flushes the open too), "open" (the open commits synchronously: the id
+ * leaves right after it), "alongside" (a stream: the open commits asynchronously and a small
+ * synchronous commit runs alongside the upstream call; the id waits for it, not the upstream call).
+ */
+export type TaskDurability = "finish" | "open" | "alongside";
 
 /** Turns in flight in this process, so CancelTask can stop them. */
 const running = new Map<string, AbortController>();
@@ -45,7 +56,7 @@ export async function startChatTask(
   runtime: Runtime,
   principal: KeyPrincipal,
   message: Message,
-  hooks: { onRateLimit?: (s: RateLimitState) => void; onDelta?: (text: string) => void; blocking?: boolean } = {},
+  hooks: { onRateLimit?: (s: RateLimitState) => void; onDelta?: (text: string) => void; durability: TaskDurability },
 ): Promise<StartedChatTask> {
   const chat = parseChatRequest({ messages: [{ role: "user", content: chatContent(message) }], ...(message.contextId ? { thread_id: message.contextId } : {}) });
   const model = chooseModel(principal.agent, null);
@@ -53,7 +64,7 @@ export async function startChatTask(
   const abort = new AbortController();
   const request = storedRequest(message, true);
   // The task is written by the turn's open statement, when it places the hold (a2a/store.ts).
-  const task = openTurnWithTask({ request, durable: !hooks.blocking });
+  const task = openTurnWithTask({ request, durable: hooks.durability === "open" });
   let contextId = "";
   let endRow: TaskRow | undefined;
   /** Set once the turn's finish statement carries the task's end (the finish failing throws, and the end is written alone). */
@@ -97,6 +108,11 @@ export async function startChatTask(
     throw err;
   }
   contextId = threadId;
+  let durable: Promise<void> | undefined;
+  if (hooks.durability === "alongside") {
+    durable = makeTaskDurable(runtime.pool, task.id);
+    durable.catch(() => {}); // the caller awaits it; a caller that failed first does not
+  }
   const end = async (state: "completed" | "failed" | "canceled", answer: string | null, error: string | null): Promise<TaskRow | undefined> => {
     running.delete(task.id);
     if (endWritten) return endRow;
@@ -115,5 +131,5 @@ export async function startChatTask(
   );
   done.catch((err) => runtime.log.error({ err }, "could not store the end of an A2A chat task"));
   const row = chatTaskRow(task.id, threadId, request, { state: "working", answer: null, error: null }, task.at);
-  return { taskId: row.id, contextId: threadId, row, done: done.catch(() => undefined) };
+  return { taskId: row.id, contextId: threadId, row, done: done.catch(() => undefined), durable };
 }

@@ -140,15 +140,15 @@ export class GatewayA2AHandler implements A2ARequestHandler {
   }
 
   /** Starts the task of a message: a chat turn or a job. */
-  private async start(s: CallState, params: SendMessageRequest, onDelta?: (text: string) => void): Promise<{ taskId: string; row?: TaskRow; done?: Promise<TaskRow | undefined> }> {
-    const blocking = onDelta === undefined && !params.configuration?.returnImmediately;
+  private async start(s: CallState, params: SendMessageRequest, onDelta?: (text: string) => void): Promise<{ taskId: string; row?: TaskRow; done?: Promise<TaskRow | undefined>; durable?: Promise<void> }> {
+    const durability = onDelta !== undefined ? "alongside" : params.configuration?.returnImmediately ? "open" : "finish";
     const m = this.checkMessage(params);
     await this.refuseFollowUp(s, m);
     const { principal } = s;
     if (!principal.automation) {
-      const t = await startChatTask(this.runtime, principal, m, { onRateLimit: s.onRateLimit, onDelta, blocking });
+      const t = await startChatTask(this.runtime, principal, m, { onRateLimit: s.onRateLimit, onDelta, durability });
       await this.keepPushConfig(s, params, t.taskId);
-      return { taskId: t.taskId, row: t.row, done: t.done };
+      return { taskId: t.taskId, row: t.row, done: t.done, durable: t.durable };
     }
     const payloadText = JSON.stringify(jobPayload(m));
     const { accountId, id: agentId } = principal.agent;
@@ -245,8 +245,9 @@ export class GatewayA2AHandler implements A2ARequestHandler {
         if (!pending && current) setImmediate(flush);
         pending += text;
       };
-      const { taskId, row: started, done } = await this.start(s, params, onDelta);
+      const { taskId, row: started, done, durable } = await this.start(s, params, onDelta);
       const row = started ?? (await this.task(s, taskId));
+      await durable;
       current = toTask(row, { historyLength: params.configuration?.historyLength });
       push(taskEvent(current));
       flush();

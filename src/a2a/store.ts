@@ -64,8 +64,9 @@ const FROM = `${T.table} t left join ${J.table} j on j.${J.id} = t.${T.id}`;
  * that statement places the hold: no round trip and no connection of its own, and a refused turn
  * (402, 429, thread_busy) writes no task. The context is the turn's thread (`threadId`, a
  * parameter of the open). Committed with the open: asynchronously for a blocking send (its task
- * id leaves only after the synchronous finish, which flushes it too), synchronously when the id
- * leaves before the turn ends (a stream, a non-blocking send).
+ * id leaves only after the synchronous finish, which flushes it too) and a stream (`makeTaskDurable`
+ * runs alongside its upstream call, and the id waits for it), synchronously for a non-blocking
+ * send (its id leaves right after the open).
  */
 const taskInsertCte = (p: Param) => `task_insert as (insert into ${T.table} (${T.id}, ${T.account}, ${T.agent}, ${T.contextId}, ${T.kind}, ${T.state}, ${T.request}, ${T.createdAt}, ${T.updatedAt})
                 select ${p("taskId")}, ${p("accountId")}, ${p("agentId")}, ${p("threadId")}, 'chat', 'working', ${p("taskRequest")}::jsonb, ${p("taskStartedAt")}::timestamptz, ${p("taskStartedAt")}::timestamptz
@@ -78,6 +79,21 @@ export function openTurnWithTask(t: { request: Record<string, unknown>; durable:
   const id = newId("tsk");
   const at = new Date();
   return { id, at, openWith: { statements: t.durable ? OPEN_WITH_DURABLE_TASK : OPEN_WITH_TASK, values: { taskId: id, taskRequest: JSON.stringify(t.request), taskStartedAt: at } } };
+}
+
+/**
+ * Makes a chat task's record, written by an asynchronously committed open, durable, with one
+ * small statement on another connection while the turn's upstream call runs (a stream's Task
+ * event waits for it), instead of the open's own WAL flush before the upstream call. A
+ * transactional logical message gives the statement a transaction id and a WAL record, so its
+ * commit is synchronous and flushes the WAL up to its own commit record, past the open's (which
+ * committed before this runs). It locks no row and leaves no row version behind (an update of the
+ * task would hold the row's lock across that flush, in the way of the turn's finish).
+ */
+const TASK_DURABLE = statement("a2a-task-make-durable", (p) => `select pg_logical_emit_message(true, 'agw-a2a-task', ${p("taskId")}::text) as lsn`);
+
+export async function makeTaskDurable(db: pg.Pool, id: string): Promise<void> {
+  await db.query(TASK_DURABLE.with({ taskId: id }));
 }
 
 /** A chat task's row as findTask reads it, from what its writer knows. */
