@@ -109,46 +109,99 @@ describe("A2A SendStreamingMessage events", () => {
     );
   });
 
-  it("the Task event leaves only once the task's record is durable, even when the whole answer came before", async () => {
-    reads = [["Hello", " there"]];
-    nextRead = async () => {};
+  /** Spies the pool: the statements' names, and the make-durable statement held until `release`. */
+  const holdMakeDurable = () => {
     const pool = app.runtime.pool;
     const query = pool.query.bind(pool) as (...a: unknown[]) => unknown;
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
-    let made = 0;
+    const names: string[] = [];
     const spy = vi.spyOn(pool, "query").mockImplementation(((q: unknown, ...rest: unknown[]) => {
-      if ((q as { name?: string })?.name === "a2a-task-make-durable") {
-        made++;
-        return released.then(() => query(q, ...rest));
-      }
+      const name = (q as { name?: string })?.name;
+      if (name) names.push(name);
+      if (name === "a2a-task-make-durable") return released.then(() => query(q, ...rest));
       return query(q, ...rest);
     }) as typeof pool.query);
+    const made = () => names.filter((n) => n === "a2a-task-make-durable").length;
+    return { names, made, release, restore: () => (release(), spy.mockRestore()) };
+  };
+  const until = async (what: () => boolean) => {
+    for (let i = 0; i < 500 && !what(); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(what()).toBe(true);
+  };
+  const all = async (events: AsyncGenerator<any>) => {
+    const out: any[] = [];
+    for await (const e of events) out.push(e);
+    return out;
+  };
+
+  it("text that arrives before the turn ends waits for the task's record to be made durable, then leaves after the Task event", async () => {
+    reads = [["Hello"], [" there"]];
+    let more!: () => void;
+    const upstreamHeld = new Promise<void>((r) => (more = r));
+    nextRead = () => upstreamHeld;
+    const spy = holdMakeDurable();
     try {
       let answered = false;
-      const text = `durable ${crypto.randomUUID()}`;
-      const started = send(text).then((events) => {
+      const started = send("durable").then((events) => {
         answered = true;
         return events;
       });
-      // The turn runs to its end (the upstream answered, the finish committed) while the record's flush is held.
-      for (let i = 0; i < 300; i++) {
-        const { rows } = await query("select count(*)::int as n from a2a_tasks where agent_id = $1 and state = 'completed' and request->'parts'->0->>'text' = $2", [agent, text]) as { rows: { n: number }[] };
-        if (made === 1 && rows[0]!.n > 0) break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      expect(made).toBe(1);
+      // The first text came, the turn is not finishing: the record is flushed on its own, and nothing leaves before.
+      await until(() => spy.made() === 1);
+      await new Promise((r) => setTimeout(r, 50));
       expect(answered).toBe(false);
-      release();
+      spy.release();
       const events = await started;
-      const all: any[] = [];
-      for await (const e of events) all.push(e);
-      expect(all[0].task.status.state).toBe("TASK_STATE_WORKING");
-      expect(all[1].artifactUpdate.artifact.parts[0].text).toBe("Hello there");
-      expect(all.at(-1).statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
+      expect((await events.next()).value.task.status.state).toBe("TASK_STATE_WORKING");
+      expect((await events.next()).value.artifactUpdate.artifact.parts[0].text).toBe("Hello");
+      more();
+      const rest = await all(events);
+      expect(rest[0].artifactUpdate.artifact.parts[0].text).toBe(" there");
+      expect(rest.at(-1).statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
     } finally {
-      release();
-      spy.mockRestore();
+      more();
+      spy.restore();
+    }
+  });
+
+  it("an upstream that sends no text at first: the Task event leaves once the record is made durable, before any text", async () => {
+    reads = [[], ["late"]];
+    let more!: () => void;
+    const upstreamHeld = new Promise<void>((r) => (more = r));
+    nextRead = () => upstreamHeld;
+    const spy = holdMakeDurable();
+    try {
+      const started = send("slow start");
+      await until(() => spy.made() === 1);
+      spy.release();
+      const events = await started;
+      expect((await events.next()).value.task.status.state).toBe("TASK_STATE_WORKING");
+      more();
+      const rest = await all(events);
+      expect(rest[0].artifactUpdate.artifact.parts[0].text).toBe("late");
+      expect(rest.at(-1).statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
+    } finally {
+      more();
+      spy.restore();
+    }
+  });
+
+  it("an answer that comes at once needs no statement of its own: the turn's end makes the record durable, and the Task event leaves with the answer", async () => {
+    reads = [["Hello", " there"]];
+    nextRead = async () => {};
+    const spy = holdMakeDurable();
+    try {
+      for (let i = 0; i < 5; i++) {
+        const events = await all(await send(`at once ${i}`));
+        expect(events.map((e) => Object.keys(e)[0])).toEqual(["task", "artifactUpdate", "artifactUpdate", "statusUpdate"]);
+        expect(events[1].artifactUpdate.artifact.parts[0].text).toBe("Hello there");
+        expect(events[3].statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
+      }
+      expect(spy.made()).toBe(0);
+      expect(spy.names.filter((n) => n.startsWith("thread-finish"))).toHaveLength(5);
+    } finally {
+      spy.restore();
     }
   });
 
