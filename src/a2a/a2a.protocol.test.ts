@@ -1,3 +1,4 @@
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
@@ -208,7 +209,7 @@ describe("A2A JSON-RPC semantics", () => {
     // The statements of a turn and of a task's record (background work has other names).
     const spy = vi.spyOn(pool, "query").mockImplementation(((q: unknown, ...rest: unknown[]) => {
       const { name, text } = typeof q === "string" ? { name: undefined, text: q } : (q as { name?: string; text: string });
-      if (name?.startsWith("chat-open") || name?.startsWith("thread-finish") || /insert into\s+"?a2a_tasks/.test(text)) turn.push(name ?? "a2a task insert");
+      if (name?.startsWith("chat-open") || name?.startsWith("thread-finish") || name?.startsWith("a2a-task") || /insert into\s+"?a2a_tasks/.test(text)) turn.push(name ?? "a2a task insert");
       return query(q, ...rest);
     }) as typeof pool.query);
     const row = async (id: string) =>
@@ -227,10 +228,19 @@ describe("A2A JSON-RPC semantics", () => {
       expect(turn[0]).toMatch(/^chat-open-continuation.*-a2a-task$/);
       expect(await row(continued.id)).toMatchObject({ agent_id: agent, context_id: sent.contextId, kind: "chat", text: "second" });
       turn.length = 0;
-      // Streamed: the task id leaves before the turn ends, so the open that writes it commits durably.
+      // Streamed: the task id leaves before the turn ends. The open commits asynchronously; the
+      // turn's end, or one small synchronous commit when text comes first, makes the record
+      // durable before the Task event leaves (a2a.stream.test.ts).
       const streamed = (await rpc(app.url, agent, key, "SendStreamingMessage", message("third", { contextId: sent.contextId }))).body;
+      expect(turn[0]).toMatch(/^chat-open-continuation.*-a2a-task$/);
+      expect(turn.filter((n) => n !== "a2a-task-make-durable")).toEqual([turn[0], "thread-finish-turn-a2a-task"]);
+      expect(turn.filter((n) => n === "a2a-task-make-durable").length).toBeLessThanOrEqual(1);
+      turn.length = 0;
+      // Non-blocking: the task id leaves right after the open, so the open commits durably.
+      const immediate = (await rpc(app.url, agent, key, "SendMessage", { ...message("fourth", { contextId: sent.contextId }), configuration: { returnImmediately: true } })).body.result.task;
       expect(turn[0]).toMatch(/^chat-open-continuation.*-a2a-task-durable$/);
-      expect(turn).toHaveLength(2);
+      expect(turn).not.toContain("a2a-task-make-durable");
+      expect(await row(immediate.id)).toMatchObject({ context_id: sent.contextId, text: "fourth" });
       expect(await row(streamed[0].result.task.id)).toMatchObject({ context_id: sent.contextId, text: "third" });
       expect((await rpc(other.url, agent, key, "GetTask", { id: streamed[0].result.task.id })).body.result.status.state).toBe("TASK_STATE_COMPLETED");
     } finally {
@@ -246,6 +256,36 @@ describe("A2A JSON-RPC semantics", () => {
     const poorAgent = (await gql(app.url, poor.adminToken, `mutation { createAgent(input: { name: "p" }) { id } }`)).data!.createAgent.id;
     expect((await rpc(app.url, poorAgent, await newKey(poor.adminToken, poorAgent), "SendMessage", message("hi"))).status).toBe(402);
     expect(await tasksOf(poorAgent)).toBe(0);
+  });
+
+  it("a chat task's end is NOTIFYed only when someone follows it: not for a blocking or streamed turn alone, promptly for SubscribeToTask on another instance", async () => {
+    const listener = new pg.Client({ connectionString: app.databaseUrl });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on("notification", (n) => heard.push(n.payload ?? ""));
+    await listener.query("LISTEN a2a_task");
+    // NOTIFYs arrive in commit order: once a marker sent after the turns is heard, theirs would have been.
+    const heardUpTo = async (marker: string) => {
+      await app.runtime.pool.query("select pg_notify('a2a_task', $1)", [marker]);
+      for (let i = 0; i < 400 && !heard.includes(marker); i++) await new Promise((r) => setTimeout(r, 25));
+      expect(heard).toContain(marker);
+    };
+    try {
+      const blocking = (await rpc(app.url, agent, key, "SendMessage", message("quiet"))).body.result.task;
+      const streamed = (await rpc(app.url, agent, key, "SendStreamingMessage", message("quiet stream"))).body;
+      expect(blocking.status.state).toBe("TASK_STATE_COMPLETED");
+      expect(streamed.at(-1).result.statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
+      await heardUpTo("marker-1");
+      expect(heard.filter((p) => p.includes(blocking.id) || p.includes(streamed[0].result.task.id))).toEqual([]);
+
+      const chat = (await rpc(app.url, agent, key, "SendMessage", { ...message("#slow"), configuration: { returnImmediately: true } })).body.result.task;
+      const followed = await rpc(other.url, agent, key, "SubscribeToTask", { id: chat.id });
+      expect(followed.body.at(-1).result.statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
+      await heardUpTo("marker-2");
+      expect(heard.filter((p) => p.includes(chat.id)).map((p) => JSON.parse(p).state)).toEqual(["completed"]);
+    } finally {
+      await listener.end();
+    }
   });
 
   it("a task started on one API instance is followed to its end from the other (job events and chat task NOTIFYs cross instances)", async () => {

@@ -7,9 +7,12 @@ import { checkModelOptions } from "../providers/index.js";
 import type { KeyPrincipal } from "../keys/auth.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { chatContent, storedRequest } from "./mapping.js";
-import { chatTaskRow, finishChatTask, finishTurnWithTask, openTurnWithTask, type ChatTaskEnd, type TaskRow } from "./store.js";
+import { chatTaskRow, finishChatTask, finishTurnWithTask, makeTaskDurable, openTurnWithTask, type ChatTaskEnd, type TaskRow } from "./store.js";
+import { StreamedTaskDurability } from "./task-durability.js";
 
 const CANCELED = "Canceled by the client";
+/** A stream whose upstream sent no text this long after the open makes its task durable anyway: the client learns the id early. */
+const DURABLE_WITHIN_MS = 5;
 
 /** The open statement's refusals (before any hold, so before any task): 401 key gone, 402, 404 thread, 409 thread_busy, 429. */
 const refusedByOpen = (err: unknown) => err instanceof AppError && [401, 402, 404, 409, 429].includes(err.status);
@@ -29,7 +32,19 @@ export interface StartedChatTask {
   row: TaskRow;
   /** Settles when the task's end is stored: with the task as stored then, when this process wrote it. */
   done: Promise<TaskRow | undefined>;
+  /** With `durability: "alongside"`: resolves once the task's record is durable (rejects if that failed). */
+  durable?: Promise<void>;
 }
+
+/**
+ * How the task's record becomes durable before its id leaves (a client that saw an id finds the
+ * task after a PostgreSQL crash): "finish" (a blocking send: the id leaves after the turn's
+ * synchronous finish, which flushes the open too), "open" (the open commits synchronously: the id
+ * leaves right after it), "alongside" (a stream: the open commits asynchronously, so the upstream call starts at once;
+ * the id waits for the turn's end, or for a small synchronous commit made when the first text
+ * arrives before the turn finishes, or 5 ms after the open without text: task-durability.ts).
+ */
+export type TaskDurability = "finish" | "open" | "alongside";
 
 /** Turns in flight in this process, so CancelTask can stop them. */
 const running = new Map<string, AbortController>();
@@ -45,7 +60,7 @@ export async function startChatTask(
   runtime: Runtime,
   principal: KeyPrincipal,
   message: Message,
-  hooks: { onRateLimit?: (s: RateLimitState) => void; onDelta?: (text: string) => void; blocking?: boolean } = {},
+  hooks: { onRateLimit?: (s: RateLimitState) => void; onDelta?: (text: string) => void; durability: TaskDurability },
 ): Promise<StartedChatTask> {
   const chat = parseChatRequest({ messages: [{ role: "user", content: chatContent(message) }], ...(message.contextId ? { thread_id: message.contextId } : {}) });
   const model = chooseModel(principal.agent, null);
@@ -53,11 +68,16 @@ export async function startChatTask(
   const abort = new AbortController();
   const request = storedRequest(message, true);
   // The task is written by the turn's open statement, when it places the hold (a2a/store.ts).
-  const task = openTurnWithTask({ request, durable: !hooks.blocking });
+  const task = openTurnWithTask({ request, durable: hooks.durability === "open" });
   let contextId = "";
   let endRow: TaskRow | undefined;
   /** Set once the turn's finish statement carries the task's end (the finish failing throws, and the end is written alone). */
   let endWritten = false;
+  /** Set once the turn's finish starts (it will store the end: the record need not be flushed on its own). */
+  let finishing = false;
+  let durability: StreamedTaskDurability | undefined;
+  let textSeen = false;
+  const onDelta = hooks.onDelta;
   let accepted!: (info: { threadId: string }) => void;
   const started = new Promise<{ threadId: string }>((resolve) => (accepted = resolve));
   const turn = executeTurn(
@@ -73,12 +93,20 @@ export async function startChatTask(
     {
       stream: hooks.onDelta !== undefined,
       onStart: accepted,
-      onDelta: hooks.onDelta,
+      onDelta: onDelta && ((text: string) => {
+        if (!textSeen) {
+          textSeen = true;
+          // The deltas of this read (and the end, if it came with them) are handled first.
+          setImmediate(() => finishing || durability?.flushNow());
+        }
+        onDelta(text);
+      }),
       signal: abort.signal,
       openWith: task.openWith,
       // An answered turn's task ends in the turn's own finish statement: no commit of its own.
       finishWith: async ({ content }) => {
         endWritten = true;
+        finishing = true;
         const end: ChatTaskEnd = abort.signal.aborted ? { state: "canceled", answer: content, error: CANCELED } : { state: "completed", answer: content, error: null };
         const at = new Date();
         endRow = chatTaskRow(task.id, contextId, request, end, at);
@@ -97,10 +125,16 @@ export async function startChatTask(
     throw err;
   }
   contextId = threadId;
+  if (hooks.durability === "alongside") durability = new StreamedTaskDurability(() => makeTaskDurable(runtime.pool, task.id), DURABLE_WITHIN_MS);
+  // Either end is a synchronous commit after the open's: the record is durable with it.
   const end = async (state: "completed" | "failed" | "canceled", answer: string | null, error: string | null): Promise<TaskRow | undefined> => {
     running.delete(task.id);
-    if (endWritten) return endRow;
+    if (endWritten) {
+      durability?.durable();
+      return endRow;
+    }
     await finishChatTask(runtime.pool, task.id, { state, answer, error });
+    durability?.durable();
     return undefined;
   };
   running.set(task.id, abort);
@@ -110,10 +144,14 @@ export async function startChatTask(
       // The finish statement failed or refused (it throws then): it ended nothing; the end is written alone.
       endWritten = false;
       endRow = undefined;
+      finishing = false;
       return end(abort.signal.aborted ? "canceled" : "failed", null, abort.signal.aborted ? CANCELED : err instanceof AppError ? err.message : "The turn failed");
     },
   );
-  done.catch((err) => runtime.log.error({ err }, "could not store the end of an A2A chat task"));
+  done.catch((err) => {
+    runtime.log.error({ err }, "could not store the end of an A2A chat task");
+    durability?.flushNow();
+  });
   const row = chatTaskRow(task.id, threadId, request, { state: "working", answer: null, error: null }, task.at);
-  return { taskId: row.id, contextId: threadId, row, done: done.catch(() => undefined) };
+  return { taskId: row.id, contextId: threadId, row, done: done.catch(() => undefined), durable: durability?.ready };
 }

@@ -18,7 +18,6 @@ import type {
 
 import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server";
 import { TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from "@a2a-js/sdk/errors";
-import { Repeater } from "@graphql-yoga/subscription";
 import { AppError } from "../errors/app-error.js";
 import { unavailableError } from "../errors/unavailable.js";
 import { unstorableTextError } from "../errors/unstorable.js";
@@ -32,8 +31,9 @@ import type { RateLimitState } from "../chat/rate-limit.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { cancelLocalChatTask, startChatTask } from "./chat-task.js";
 import { jobPayload, stateName, storedRequest, textPart, toTask, type TaskView } from "./mapping.js";
+import { EventQueue } from "./event-queue.js";
 import { addPushConfig } from "./push.js";
-import { A2A_TASK_CHANNEL, deletePushConfig, findPushConfig, findTask, insertJobTask, listPushConfigs, listTasks, TERMINAL_STATES, type PushConfigRow, type TaskRow } from "./store.js";
+import { A2A_TASK_CHANNEL, deletePushConfig, findPushConfig, findTask, followTask, insertJobTask, listPushConfigs, listTasks, TERMINAL_STATES, type PushConfigRow, type TaskRow } from "./store.js";
 
 /** What the route hands the handler with each request (in the SDK's per-request context). */
 export interface CallState {
@@ -140,15 +140,15 @@ export class GatewayA2AHandler implements A2ARequestHandler {
   }
 
   /** Starts the task of a message: a chat turn or a job. */
-  private async start(s: CallState, params: SendMessageRequest, onDelta?: (text: string) => void): Promise<{ taskId: string; row?: TaskRow; done?: Promise<TaskRow | undefined> }> {
-    const blocking = onDelta === undefined && !params.configuration?.returnImmediately;
+  private async start(s: CallState, params: SendMessageRequest, onDelta?: (text: string) => void): Promise<{ taskId: string; row?: TaskRow; done?: Promise<TaskRow | undefined>; durable?: Promise<void> }> {
+    const durability = onDelta !== undefined ? "alongside" : params.configuration?.returnImmediately ? "open" : "finish";
     const m = this.checkMessage(params);
     await this.refuseFollowUp(s, m);
     const { principal } = s;
     if (!principal.automation) {
-      const t = await startChatTask(this.runtime, principal, m, { onRateLimit: s.onRateLimit, onDelta, blocking });
+      const t = await startChatTask(this.runtime, principal, m, { onRateLimit: s.onRateLimit, onDelta, durability });
       await this.keepPushConfig(s, params, t.taskId);
-      return { taskId: t.taskId, row: t.row, done: t.done };
+      return { taskId: t.taskId, row: t.row, done: t.done, durable: t.durable };
     }
     const payloadText = JSON.stringify(jobPayload(m));
     const { accountId, id: agentId } = principal.agent;
@@ -186,6 +186,8 @@ export class GatewayA2AHandler implements A2ARequestHandler {
     const stop = () => wake();
     signal.addEventListener("abort", stop, { once: true });
     try {
+      // Only a followed task's end is NOTIFYed; marked after the LISTEN, before the first read.
+      await followTask(this.runtime.pool, row.id);
       while (!signal.aborted && Date.now() < until.getTime()) {
         const now = await findTask(this.runtime.pool, accountId, agentId, row.id);
         if (!now) return;
@@ -223,26 +225,36 @@ export class GatewayA2AHandler implements A2ARequestHandler {
   sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
     return this.stream(context, async (s, push, signal) => {
       let chunks = 0;
-      let taskPushed = false;
-      const early: string[] = [];
-      const artifact = (text: string, lastChunk: boolean, task: { id: string; contextId: string }): StreamResponse => ({
-        payload: {
-          $case: "artifactUpdate",
-          value: { taskId: task.id, contextId: task.contextId, artifact: { artifactId: "answer", name: "answer", description: "", parts: [textPart(text)], metadata: undefined, extensions: [] }, append: chunks++ > 0, lastChunk, metadata: undefined },
-        },
-      });
       let current: Task | undefined;
-      const onDelta = (text: string) => {
-        if (!taskPushed || !current) early.push(text);
-        else void push(artifact(text, false, current));
+      // The deltas of one event-loop turn (one upstream read) leave as one artifactUpdate: a
+      // client sees the same text at the same time, in fewer events; deltas of separate reads
+      // stay separate events. Those before the Task event wait for it.
+      let pending = "";
+      const flush = () => {
+        if (!pending || !current) return;
+        const text = pending;
+        pending = "";
+        push({
+          payload: {
+            $case: "artifactUpdate",
+            value: { taskId: current.id, contextId: current.contextId, artifact: { artifactId: "answer", name: "answer", description: "", parts: [textPart(text)], metadata: undefined, extensions: [] }, append: chunks++ > 0, lastChunk: false, metadata: undefined },
+          },
+        });
       };
-      const { taskId, row: started, done } = await this.start(s, params, onDelta);
+      const onDelta = (text: string) => {
+        if (!pending && current) setImmediate(flush);
+        pending += text;
+      };
+      const { taskId, row: started, done, durable } = await this.start(s, params, onDelta);
       const row = started ?? (await this.task(s, taskId));
+      await durable;
       current = toTask(row, { historyLength: params.configuration?.historyLength });
-      await push(taskEvent(current));
-      taskPushed = true;
-      if (early.length) await push(artifact(early.splice(0).join(""), false, current));
-      await this.streamToEnd(s, row, push, signal, done, () => chunks);
+      push(taskEvent(current));
+      flush();
+      await this.streamToEnd(s, row, push, signal, done, () => {
+        flush();
+        return chunks;
+      });
     });
   }
 
@@ -250,13 +262,13 @@ export class GatewayA2AHandler implements A2ARequestHandler {
     return this.stream(context, async (s, push, signal) => {
       const row = await this.task(s, params.id);
       if (isTerminal(row)) throw new UnsupportedOperationError(`Task ${row.id} is ${row.state}: there is nothing left to subscribe to (use GetTask)`);
-      await push(taskEvent(toTask(row)));
+      push(taskEvent(toTask(row)));
       await this.streamToEnd(s, row, push, signal, undefined, () => 0);
     });
   }
 
   /** Status updates until the end; then the artifact (if not streamed already) and the final status. */
-  private async streamToEnd(s: CallState, row: TaskRow, push: (e: StreamResponse) => Promise<unknown>, signal: AbortSignal, done: Promise<TaskRow | undefined> | undefined, chunksSent: () => number): Promise<void> {
+  private async streamToEnd(s: CallState, row: TaskRow, push: (e: StreamResponse) => void, signal: AbortSignal, done: Promise<TaskRow | undefined> | undefined, chunksSent: () => number): Promise<void> {
     let last: TaskRow | undefined;
     if (done) {
       last = await Promise.race([done, new Promise<undefined>((r) => signal.addEventListener("abort", () => r(undefined), { once: true }))]);
@@ -264,33 +276,28 @@ export class GatewayA2AHandler implements A2ARequestHandler {
     } else {
       await this.follow(s, row, new Date(Date.now() + STREAM_MAX_MS), signal, async (now) => {
         last = now;
-        if (!isTerminal(now)) await push(statusEvent(toTask(now)));
+        if (!isTerminal(now)) push(statusEvent(toTask(now)));
       });
     }
     if (!last || !isTerminal(last) || signal.aborted) return;
     const final = toTask(last);
     const a = final.artifacts[0];
-    if (a) await push({ payload: { $case: "artifactUpdate", value: { taskId: final.id, contextId: final.contextId, artifact: chunksSent() > 0 ? { ...a, parts: [textPart("")] } : a, append: chunksSent() > 0, lastChunk: true, metadata: undefined } } });
-    await push(statusEvent(final));
+    const sent = chunksSent();
+    if (a) push({ payload: { $case: "artifactUpdate", value: { taskId: final.id, contextId: final.contextId, artifact: sent > 0 ? { ...a, parts: [textPart("")] } : a, append: sent > 0, lastChunk: true, metadata: undefined } } });
+    push(statusEvent(final));
   }
 
   /** An SSE stream as an async generator; errors before the first event reach the route as errors. */
-  private stream(context: ServerCallContext, body: (s: CallState, push: (e: StreamResponse) => Promise<unknown>, signal: AbortSignal) => Promise<void>): AsyncGenerator<StreamResponse, void, undefined> {
+  private stream(context: ServerCallContext, body: (s: CallState, push: (e: StreamResponse) => void, signal: AbortSignal) => Promise<void>): AsyncGenerator<StreamResponse, void, undefined> {
     const s = callState(context);
     s.entered = true;
-    const repeater = new Repeater<StreamResponse>(async (push, stop) => {
-      const abort = new AbortController();
-      void stop.then(() => abort.abort());
-      try {
-        await body(s, push, abort.signal);
-        stop();
-      } catch (err) {
-        stop(noteFailure(s, err));
-      }
-    });
-    return (async function* () {
-      yield* repeater;
-    })();
+    const events = new EventQueue<StreamResponse>();
+    const push = (e: StreamResponse) => events.push(e);
+    body(s, push, events.signal).then(
+      () => events.end(),
+      (err: unknown) => events.end({ err: noteFailure(s, err) }),
+    );
+    return events;
   }
 
   async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {

@@ -64,8 +64,9 @@ const FROM = `${T.table} t left join ${J.table} j on j.${J.id} = t.${T.id}`;
  * that statement places the hold: no round trip and no connection of its own, and a refused turn
  * (402, 429, thread_busy) writes no task. The context is the turn's thread (`threadId`, a
  * parameter of the open). Committed with the open: asynchronously for a blocking send (its task
- * id leaves only after the synchronous finish, which flushes it too), synchronously when the id
- * leaves before the turn ends (a stream, a non-blocking send).
+ * id leaves only after the synchronous finish, which flushes it too) and a stream (`makeTaskDurable`
+ * runs alongside its upstream call, and the id waits for it), synchronously for a non-blocking
+ * send (its id leaves right after the open).
  */
 const taskInsertCte = (p: Param) => `task_insert as (insert into ${T.table} (${T.id}, ${T.account}, ${T.agent}, ${T.contextId}, ${T.kind}, ${T.state}, ${T.request}, ${T.createdAt}, ${T.updatedAt})
                 select ${p("taskId")}, ${p("accountId")}, ${p("agentId")}, ${p("threadId")}, 'chat', 'working', ${p("taskRequest")}::jsonb, ${p("taskStartedAt")}::timestamptz, ${p("taskStartedAt")}::timestamptz
@@ -80,6 +81,21 @@ export function openTurnWithTask(t: { request: Record<string, unknown>; durable:
   return { id, at, openWith: { statements: t.durable ? OPEN_WITH_DURABLE_TASK : OPEN_WITH_TASK, values: { taskId: id, taskRequest: JSON.stringify(t.request), taskStartedAt: at } } };
 }
 
+/**
+ * Makes a chat task's record, written by an asynchronously committed open, durable, with one
+ * small statement on another connection while the turn's upstream call runs (a stream's Task
+ * event waits for it), instead of the open's own WAL flush before the upstream call. A
+ * transactional logical message gives the statement a transaction id and a WAL record, so its
+ * commit is synchronous and flushes the WAL up to its own commit record, past the open's (which
+ * committed before this runs). It locks no row and leaves no row version behind (an update of the
+ * task would hold the row's lock across that flush, in the way of the turn's finish).
+ */
+const TASK_DURABLE = statement("a2a-task-make-durable", (p) => `select pg_logical_emit_message(true, 'agw-a2a-task', ${p("taskId")}::text) as lsn`);
+
+export async function makeTaskDurable(db: pg.Pool, id: string): Promise<void> {
+  await db.query(TASK_DURABLE.with({ taskId: id }));
+}
+
 /** A chat task's row as findTask reads it, from what its writer knows. */
 export function chatTaskRow(id: string, contextId: string, request: Record<string, unknown>, end: ChatTaskEnd, at: Date): TaskRow {
   return { id, contextId, kind: "chat", state: end.state, request, answer: end.answer, error: end.error, result: null, payload: null, statusAt: at, cursorUs: at.getTime() * 1000 };
@@ -87,12 +103,27 @@ export function chatTaskRow(id: string, contextId: string, request: Record<strin
 
 /**
  * CTEs of a chat task's end (only from working: a second end changes nothing) when `when` holds,
- * its push notifications recorded with it; the column NOTIFYs it (delivered on commit).
+ * its push notifications recorded with it; the column NOTIFYs it (delivered on commit) when
+ * someone follows the task (`followTask`). A NOTIFY holds PostgreSQL's notify queue lock from
+ * before its commit's WAL flush to the end of the commit, so every notifying commit of the
+ * cluster waits for the one before: a turn nobody follows sends none.
  */
 const taskEndCtes = (p: Param, when: string) => `task_end as (update ${T.table} set ${T.state} = ${p("taskState")}, ${T.answer} = ${p("taskAnswer")}, ${T.error} = ${p("taskError")}, ${T.updatedAt} = ${p("taskEndedAt")}
-                where ${T.id} = ${p("taskId")} and ${T.state} = 'working' and ${when} returning ${T.id}, ${T.account}, ${T.state})
+                where ${T.id} = ${p("taskId")} and ${T.state} = 'working' and ${when} returning ${T.id}, ${T.account}, ${T.state}, ${T.followed})
      , ${chatTaskPushCte("task_end")}`;
-const TASK_END_NOTIFIED = `(select count(pg_notify('${A2A_TASK_CHANNEL}', json_build_object('taskId', ${T.id}, 'accountId', ${T.account}, 'state', ${T.state})::text)) from task_end) as task_end_notified`;
+const TASK_END_NOTIFIED = `(select count(pg_notify('${A2A_TASK_CHANNEL}', json_build_object('taskId', ${T.id}, 'accountId', ${T.account}, 'state', ${T.state})::text)) from task_end where ${T.followed}) as task_end_notified`;
+
+/**
+ * Marks a chat task followed, after the follower LISTENs and before it reads the task: its end is
+ * NOTIFYed from then on. The end's update and this one take the row's lock in turn and each sees
+ * the other's committed row (READ COMMITTED re-reads the latest version), so either the end sees
+ * the mark and NOTIFYs, or it committed first and the follower's read after this finds it ended.
+ */
+const FOLLOW_TASK = statement("a2a-follow-task", (p) => `update ${T.table} set ${T.followed} = true where ${T.id} = ${p("taskId")} and ${T.kind} = 'chat' and not ${T.followed}`);
+
+export async function followTask(db: pg.Pool, id: string): Promise<void> {
+  await db.query(FOLLOW_TASK.with({ taskId: id }));
+}
 
 const FINISH_TASK = statement("a2a-finish-chat-task", (p) => `with ${taskEndCtes(p, "true")} select ${TASK_END_NOTIFIED}`);
 

@@ -446,6 +446,8 @@ export const A2aTask = defineEntity({
     request: p.json<Record<string, unknown>>(),
     answer: p.text().nullable(),
     error: p.text().nullable(),
+    /** Chat tasks: someone waits for the end through NOTIFY (SubscribeToTask, CancelTask); the end is NOTIFYed only then. */
+    followed: p.boolean().default(false),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
     updatedAt: p.datetime().onCreate(now).defaultRaw("now()"),
   },

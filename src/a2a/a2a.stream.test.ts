@@ -1,0 +1,219 @@
+import { createServer, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { startTestApp, type TestApp } from "../../test/helpers/app.js";
+import { createAccount, gql } from "../../test/helpers/graphql.js";
+import { ASYNC_COMMIT_CTE } from "../db/statement.js";
+import { makeTaskDurable } from "./store.js";
+
+/**
+ * SendStreamingMessage's events against an upstream the test steers read by read: the deltas of
+ * one upstream read leave as one artifactUpdate, those of separate reads as separate ones; the
+ * Task event (the task id) leaves only once the task's record is durable.
+ */
+describe("A2A SendStreamingMessage events", () => {
+  let app: TestApp;
+  let upstream: Server;
+  let agent: string;
+  let key: string;
+  /** What the upstream answers next: the deltas of each read, written as one write per read. */
+  let reads: string[][] = [];
+  /** Resolved by the test before each read after the first (so reads cannot merge on the way). */
+  let nextRead: () => Promise<void> = async () => {};
+  let upstreamDone: Promise<void> = Promise.resolve();
+
+  const geminiEvent = (text: string) => `data: ${JSON.stringify({ candidates: [{ content: { role: "model", parts: [{ text }] }, index: 0 }], modelVersion: "fake" })}\n\n`;
+  const answer = async (res: ServerResponse) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    for (const [i, deltas] of reads.entries()) {
+      if (i > 0) await nextRead();
+      res.write(deltas.map(geminiEvent).join(""));
+    }
+    const usage = { promptTokenCount: 11, candidatesTokenCount: 3, totalTokenCount: 14 };
+    res.end(`data: ${JSON.stringify({ candidates: [{ content: { role: "model", parts: [{ text: "" }] }, finishReason: "STOP", index: 0 }], usageMetadata: usage, modelVersion: "fake" })}\n\n`);
+  };
+
+  beforeAll(async () => {
+    upstream = createServer((req, res) => {
+      let done!: () => void;
+      upstreamDone = new Promise((r) => (done = r));
+      req.resume();
+      req.on("end", () => void answer(res).finally(done));
+    });
+    await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+    app = await startTestApp({ env: { PROVIDER_A_BASE_URL: url, PROVIDER_A_API_KEY: "ka", PROVIDER_B_BASE_URL: url, PROVIDER_B_API_KEY: "kb", UPSTREAM_MAX_RETRIES: "0" } });
+    const { adminToken } = await createAccount(app.url, app.operatorToken, "a2a-stream", "10");
+    agent = (await gql(app.url, adminToken, `mutation { createAgent(input: { name: "streamer" }) { id } }`)).data!.createAgent.id;
+    key = (await gql(app.url, adminToken, `mutation($a: ID!) { createApiKey(agentId: $a, name: "k") { key } }`, { a: agent })).data!.createApiKey.key;
+  });
+  afterAll(async () => {
+    await app?.close();
+    await new Promise((r) => upstream?.close(r));
+  });
+
+  /** Starts a stream; `events` yields each SSE event's JSON-RPC result as it arrives. */
+  const send = async (text: string) => {
+    const r = await fetch(`${app.url}/api/a2a/${agent}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}`, "A2A-Version": "1.0" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "SendStreamingMessage", params: { message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }] } } }),
+    });
+    expect(r.status).toBe(200);
+    const reader = r.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    async function* events(): AsyncGenerator<any> {
+      for (;;) {
+        let end: number;
+        while ((end = buffer.indexOf("\n\n")) < 0) {
+          const { value, done } = await reader.read();
+          if (done) return;
+          buffer += value;
+        }
+        const event = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const data = event.split("\n").find((l) => l.startsWith("data: "));
+        if (data) yield JSON.parse(data.slice(6)).result;
+      }
+    }
+    return events();
+  };
+
+  it("the deltas of one upstream read leave as one artifactUpdate; separate reads as separate ones, in order (generated reads)", async () => {
+    const delta = fc.string({ minLength: 1, maxLength: 12, unit: "grapheme" }).filter((s) => !s.includes("\u0000"));
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.array(delta, { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 4 }), async (planned) => {
+        reads = planned;
+        let sentRead!: () => void;
+        nextRead = () => new Promise<void>((r) => (sentRead = r));
+        const events = await send("go");
+        const first = (await events.next()).value;
+        expect(first.task.status.state).toBe("TASK_STATE_WORKING");
+        const texts: string[] = [];
+        let final: any;
+        for await (const e of events) {
+          if (e.artifactUpdate && !e.artifactUpdate.lastChunk) {
+            texts.push(e.artifactUpdate.artifact.parts[0].text);
+            expect(e.artifactUpdate.append ?? false).toBe(texts.length > 1);
+            // This read's event is out: only now does the upstream write its next read.
+            sentRead?.();
+          }
+          if (e.statusUpdate) final = e.statusUpdate.status;
+        }
+        await upstreamDone;
+        expect(texts).toEqual(planned.map((deltas) => deltas.join("")));
+        expect(final.state).toBe("TASK_STATE_COMPLETED");
+      }),
+      { numRuns: 15 },
+    );
+  });
+
+  /** Spies the pool: the statements' names, and the make-durable statement held until `release`. */
+  const holdMakeDurable = () => {
+    const pool = app.runtime.pool;
+    const query = pool.query.bind(pool) as (...a: unknown[]) => unknown;
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const names: string[] = [];
+    const spy = vi.spyOn(pool, "query").mockImplementation(((q: unknown, ...rest: unknown[]) => {
+      const name = (q as { name?: string })?.name;
+      if (name) names.push(name);
+      if (name === "a2a-task-make-durable") return released.then(() => query(q, ...rest));
+      return query(q, ...rest);
+    }) as typeof pool.query);
+    const made = () => names.filter((n) => n === "a2a-task-make-durable").length;
+    return { names, made, release, restore: () => (release(), spy.mockRestore()) };
+  };
+  const until = async (what: () => boolean) => {
+    for (let i = 0; i < 500 && !what(); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(what()).toBe(true);
+  };
+  const all = async (events: AsyncGenerator<any>) => {
+    const out: any[] = [];
+    for await (const e of events) out.push(e);
+    return out;
+  };
+
+  it("text that arrives before the turn ends waits for the task's record to be made durable, then leaves after the Task event", async () => {
+    reads = [["Hello"], [" there"]];
+    let more!: () => void;
+    const upstreamHeld = new Promise<void>((r) => (more = r));
+    nextRead = () => upstreamHeld;
+    const spy = holdMakeDurable();
+    try {
+      let answered = false;
+      const started = send("durable").then((events) => {
+        answered = true;
+        return events;
+      });
+      // The first text came, the turn is not finishing: the record is flushed on its own, and nothing leaves before.
+      await until(() => spy.made() === 1);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(answered).toBe(false);
+      spy.release();
+      const events = await started;
+      expect((await events.next()).value.task.status.state).toBe("TASK_STATE_WORKING");
+      expect((await events.next()).value.artifactUpdate.artifact.parts[0].text).toBe("Hello");
+      more();
+      const rest = await all(events);
+      expect(rest[0].artifactUpdate.artifact.parts[0].text).toBe(" there");
+      expect(rest.at(-1).statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
+    } finally {
+      more();
+      spy.restore();
+    }
+  });
+
+  it("an upstream that sends no text at first: the Task event leaves once the record is made durable, before any text", async () => {
+    reads = [[], ["late"]];
+    let more!: () => void;
+    const upstreamHeld = new Promise<void>((r) => (more = r));
+    nextRead = () => upstreamHeld;
+    const spy = holdMakeDurable();
+    try {
+      const started = send("slow start");
+      await until(() => spy.made() === 1);
+      spy.release();
+      const events = await started;
+      expect((await events.next()).value.task.status.state).toBe("TASK_STATE_WORKING");
+      more();
+      const rest = await all(events);
+      expect(rest[0].artifactUpdate.artifact.parts[0].text).toBe("late");
+      expect(rest.at(-1).statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
+    } finally {
+      more();
+      spy.restore();
+    }
+  });
+
+  it("an answer that comes at once needs no statement of its own: the turn's end makes the record durable, and the Task event leaves with the answer", async () => {
+    reads = [["Hello", " there"]];
+    nextRead = async () => {};
+    const spy = holdMakeDurable();
+    try {
+      for (let i = 0; i < 5; i++) {
+        const events = await all(await send(`at once ${i}`));
+        expect(events.map((e) => Object.keys(e)[0])).toEqual(["task", "artifactUpdate", "artifactUpdate", "statusUpdate"]);
+        expect(events[1].artifactUpdate.artifact.parts[0].text).toBe("Hello there");
+        expect(events[3].statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
+      }
+      expect(spy.made()).toBe(0);
+      expect(spy.names.filter((n) => n.startsWith("thread-finish"))).toHaveLength(5);
+    } finally {
+      spy.restore();
+    }
+  });
+
+  it("the statement that makes a stream's task durable flushes the WAL past every commit before it (an asynchronous one included)", async () => {
+    const pool = app.runtime.pool;
+    for (let i = 0; i < 20; i++) {
+      // A commit that writes WAL without waiting for its flush, as the stream's open does.
+      await pool.query(`with ${ASYNC_COMMIT_CTE} select txid_current() as xid, (select async_commit from async_commit)`);
+      const { rows } = await pool.query<{ lsn: string }>("select pg_current_wal_insert_lsn()::text as lsn");
+      await makeTaskDurable(pool, `tsk_probe_${i}`);
+      const flushed = await pool.query<{ ok: boolean }>("select pg_current_wal_flush_lsn() >= $1::pg_lsn as ok", [rows[0]!.lsn]);
+      expect(flushed.rows[0]!.ok, `round ${i}`).toBe(true);
+    }
+  });
+});
