@@ -40,6 +40,8 @@ import { runSlowStreams } from "./lib/slow-streams.js";
  * BENCH_STREAMS (1000), BENCH_TENANTS (accounts of the spread rows, 50), BENCH_TURNS (turns per continued
  * thread, 10), BENCH_GATEWAYS ("label=path,…": gateways built from other checkouts, for
  * bench/compare.sh; default this checkout), BENCH_SECTION (heading suffix, for compare runs),
+ * BENCH_SLICES (1: each latency cell measured in that many slices of BENCH_DURATION / BENCH_SLICES,
+ * the targets taking turns, so a drift of the machine's speed weighs on every row alike),
  * BENCH_WRITE=0 (print only), BENCH_SKIP_BUILD=1, BENCH_VERBOSE=1. Any error answer fails the run (exit 1)
  * after the section is written; it is never counted as throughput.
  *
@@ -63,6 +65,9 @@ const PRESETS: Record<string, string[]> = {
 const ONLY = process.env.BENCH_TARGETS ? new Set(process.env.BENCH_TARGETS.split(",").flatMap((x) => PRESETS[x] ?? [x])) : undefined;
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 1000);
 const TURNS = Number(process.env.BENCH_TURNS ?? 10);
+/** Each latency cell is measured in this many slices, the targets taking turns (BENCH_DURATION in all). */
+const SLICES = Number(process.env.BENCH_SLICES ?? 1);
+if (!Number.isInteger(SLICES) || SLICES < 1 || DURATION / SLICES < 1) throw new Error("BENCH_SLICES must be an integer ≥ 1, with BENCH_DURATION / BENCH_SLICES ≥ 1 s");
 if (!Number.isInteger(TURNS) || TURNS < 2) throw new Error("BENCH_TURNS must be an integer ≥ 2 (turn 1 opens the thread, the others continue it)");
 /** The tools round trip is measured at these connection counts only (of BENCH_CONNECTIONS). */
 const ROUND_TRIP_LEVELS = [1, 10];
@@ -193,6 +198,25 @@ async function check(t: Target, stream: boolean): Promise<void> {
   const text = await r.text();
   const ok = r.status === 200 && (stream ? text.includes("upstream") : text.includes("Hello from the mock upstream."));
   if (!ok) throw new Error(`${t.name} (${mode}) answered ${r.status}: ${text.slice(0, 300)}`);
+}
+
+/**
+ * One cell from its slices: throughput and CPU over all of them (exact); p50 and p99 the median of
+ * the slices' (autocannon reports percentiles, not its histogram).
+ */
+function mergeSlices(cells: Cell[], seconds: number): Cell {
+  if (cells.length === 1) return cells[0]!;
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const total = cells.reduce((n, c) => n + c.total, 0);
+  const cpu = cells.every((c) => c.cpuMs !== undefined) ? cells.reduce((n, c) => n + c.cpuMs! * c.total, 0) / Math.max(total, 1) : undefined;
+  return {
+    rps: cells.reduce((n, c) => n + c.rps * seconds, 0) / (seconds * cells.length),
+    p50: median(cells.map((c) => c.p50)),
+    p99: median(cells.map((c) => c.p99)),
+    errors: cells.reduce((n, c) => n + c.errors, 0),
+    total,
+    ...(cpu === undefined ? {} : { cpuMs: cpu }),
+  };
 }
 
 const mean = (connections: number, c: Cell) => (connections / c.rps) * 1000; // Little's law, closed loop
@@ -406,10 +430,14 @@ await main(async () => {
       for (const connections of LEVELS) {
         for (const stream of [false, true]) {
           const cell = new Map<string, Cell>();
-          for (const t of targets) {
-            if (t.levels && !t.levels.includes(connections)) continue;
-            if (WARMUP > 0) await load(t, stream, WARMUP, connections, false);
-            const r = await load(t, stream, DURATION, connections);
+          const here = targets.filter((t) => !t.levels || t.levels.includes(connections));
+          if (WARMUP > 0) for (const t of here) await load(t, stream, WARMUP, connections, false);
+          // In slices, every target in turn, so a drift of the machine's speed during the cell
+          // weighs on all of them alike (the ratios between rows are what the targets compare).
+          const slices = new Map<string, Cell[]>();
+          for (let i = 0; i < SLICES; i++) for (const t of here) slices.set(t.id, [...(slices.get(t.id) ?? []), await load(t, stream, DURATION / SLICES, connections)]);
+          for (const t of here) {
+            const r = mergeSlices(slices.get(t.id)!, DURATION / SLICES);
             cell.set(t.id, r);
             results.set(`${t.id}|${connections}|${stream}`, r);
             say(`c=${connections} ${stream ? "stream    " : "non-stream"} ${t.name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}`);
