@@ -514,7 +514,7 @@ function latencySection(
   return [
     "### Added latency and throughput, side by side",
     "",
-    `autocannon, ${LEVELS.join(" / ")} connections, ${DURATION} s per cell after a ${WARMUP} s warm-up, one request body (one user message, max_tokens 64),`,
+    `autocannon, ${LEVELS.join(" / ")} connections, ${DURATION} s per cell after a ${WARMUP} s warm-up${SLICES > 1 ? ` (in ${SLICES} slices of ${f2(DURATION / SLICES)} s, the targets taking turns; p50/p99 the median of the slices')` : ""}, one request body (one user message, max_tokens 64),`,
     "every target answering from the same zero-think-time mock (`bench/chat-mock.ts`). \"added\" is over the direct call to the mock in the wire format",
     "the target speaks upstream (Anthropic Messages for the provider_b path and the peers' Anthropic providers; OpenAI otherwise).",
     "\"mean\" is connections / req/s (Little's law for a closed loop; it resolves sub-millisecond differences); autocannon's p50/p99 are whole milliseconds.",
