@@ -1,6 +1,5 @@
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase } from "../../test/helpers/db.js";
+import { useTestDatabaseClient } from "../../test/helpers/db.js";
 import { A2aTask } from "../db/schema.js";
 import { sqlNames } from "../db/names.js";
 
@@ -13,20 +12,10 @@ import { sqlNames } from "../db/names.js";
 describe("a2a_tasks indexes", () => {
   const T = sqlNames(A2aTask);
   const ended = [T.state, T.answer, T.error, T.updatedAt, "followed"];
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let client: pg.Client;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    client = new pg.Client({ connectionString: db.url });
-    await client.connect();
-  });
-  afterAll(async () => {
-    await client?.end();
-    await db?.drop();
-  });
+  const db = useTestDatabaseClient(beforeAll, afterAll);
 
   it("no index takes a column the end of a task changes", async () => {
-    const { rows } = await client.query<{ index: string; column: string }>(
+    const { rows } = await db().query<{ index: string; column: string }>(
       `select i.relname as index, a.attname as column from pg_index x join pg_class i on i.oid = x.indexrelid
          join pg_attribute a on a.attrelid = x.indrelid and a.attnum = any(x.indkey) where x.indrelid = $1::regclass`,
       [T.table],
@@ -36,21 +25,21 @@ describe("a2a_tasks indexes", () => {
   });
 
   it("so the ends of many tasks are HOT updates: no index entry written", async () => {
-    await client.query(`insert into accounts (id, name) values ('acc_hot', 'hot')`);
-    await client.query(`insert into agents (id, account_id, name, default_model, updated_at) values ('agt_hot', 'acc_hot', 'hot', 'm', now())`);
+    await db().query(`insert into accounts (id, name) values ('acc_hot', 'hot')`);
+    await db().query(`insert into agents (id, account_id, name, default_model, updated_at) values ('agt_hot', 'acc_hot', 'hot', 'm', now())`);
     const N = 50;
-    await client.query(
+    await db().query(
       `insert into ${T.table} (${T.id}, ${T.account}, ${T.agent}, ${T.contextId}, ${T.kind}, ${T.state}, ${T.request})
        select 'tsk_' || i, 'acc_hot', 'agt_hot', 'thr_' || i, 'chat', 'working', '{}'::jsonb from generate_series(1, $1) i`,
       [N],
     );
     // As the finish writes it (a2a/store.ts taskEndCtes): one statement a task.
     for (let i = 1; i <= N; i++) {
-      await client.query(`update ${T.table} set ${T.state} = 'completed', ${T.answer} = 'done', ${T.error} = null, ${T.updatedAt} = now() where ${T.id} = $1 and ${T.state} = 'working'`, [`tsk_${i}`]);
+      await db().query(`update ${T.table} set ${T.state} = 'completed', ${T.answer} = 'done', ${T.error} = null, ${T.updatedAt} = now() where ${T.id} = $1 and ${T.state} = 'working'`, [`tsk_${i}`]);
     }
-    await client.query("select pg_stat_force_next_flush()");
-    await client.query("select 1");
-    const { rows } = await client.query<{ upd: string; hot: string }>(`select pg_stat_clear_snapshot(), n_tup_upd as upd, n_tup_hot_upd as hot from pg_stat_user_tables where relid = $1::regclass`, [T.table]);
+    await db().query("select pg_stat_force_next_flush()");
+    await db().query("select 1");
+    const { rows } = await db().query<{ upd: string; hot: string }>(`select pg_stat_clear_snapshot(), n_tup_upd as upd, n_tup_hot_upd as hot from pg_stat_user_tables where relid = $1::regclass`, [T.table]);
     expect(Number(rows[0]!.upd)).toBe(N);
     expect(Number(rows[0]!.hot)).toBe(N);
   });

@@ -1,25 +1,14 @@
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sqlNames } from "./names.js";
 import { entities } from "./schema.js";
-import { createTestDatabase } from "../../test/helpers/db.js";
+import { useTestDatabaseClient } from "../../test/helpers/db.js";
 import { statement } from "./statement.js";
 
 describe("names for hand-written SQL", () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let client: pg.Client;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    client = new pg.Client({ connectionString: db.url });
-    await client.connect();
-  });
-  afterAll(async () => {
-    await client?.end();
-    await db?.drop();
-  });
+  const db = useTestDatabaseClient(beforeAll, afterAll);
 
   it("every table and column derived from the entities exists in the migrated database", async () => {
-    const { rows } = await client.query<{ t: string; c: string }>(
+    const { rows } = await db().query<{ t: string; c: string }>(
       "select table_name as t, column_name as c from information_schema.columns where table_schema = 'public'",
     );
     const columns = new Set(rows.map((r) => `${r.t}.${r.c}`));

@@ -35,3 +35,22 @@ export async function createTestDatabase(): Promise<{ url: string; name: string;
     },
   };
 }
+
+/** A fresh database and one client on it, for a test file's lifetime (vitest hooks). */
+export function useTestDatabaseClient(beforeAll: (f: () => Promise<void>) => void, afterAll: (f: () => Promise<void>) => void): () => pg.Client {
+  let db: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+  let client: pg.Client | undefined;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+  });
+  afterAll(async () => {
+    await client?.end();
+    await db?.drop();
+  });
+  return () => {
+    if (!client) throw new Error("the test database is not ready yet (use it inside tests)");
+    return client;
+  };
+}
