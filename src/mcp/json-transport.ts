@@ -52,6 +52,8 @@ interface InFlight {
   request: JSONRPCMessage & { id: RequestId; method: string };
 }
 
+const isRequest = (m: JSONRPCMessage): m is InFlight["request"] => "method" in m && "id" in m;
+
 const header = (h: JsonPost["headers"], name: string): string | undefined => {
   const v = h[name];
   return Array.isArray(v) ? v.join(", ") : v;
@@ -105,7 +107,6 @@ export class JsonResponseTransport implements Transport {
       if (!parsed.success) return errorAnswer(400, -32700, "Parse error: Invalid JSON-RPC message");
       messages.push(parsed.data);
     }
-    const isRequest = (m: JSONRPCMessage): m is InFlight["request"] => "method" in m && "id" in m;
     const inits = messages.filter((m) => isRequest(m) && m.method === "initialize" && isInitializeRequest(m)).length;
     if (inits > 1) return errorAnswer(400, -32600, "Invalid Request: Only one initialization request is allowed");
     const version = header(post.headers, "mcp-protocol-version");

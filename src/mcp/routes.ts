@@ -55,7 +55,8 @@ export const mcpRoutes: RouteModule = (runtime) => {
     if (!principal.automation) {
       const json = await chatAgentTransport(runtime, name);
       const left = new AbortController();
-      res.on("close", () => left.abort());
+      // Only a client that left before the answer cancels (an abort builds an error with a stack).
+      res.on("close", () => res.writableFinished || left.abort());
       const post = { headers: req.headers, url: new URL(req.originalUrl, base), body, maxBytes: MAX_BODY_BYTES };
       const answer = await json.handle(post, { authInfo: callerInfo(principal) }, left.signal);
       if (!answer || res.destroyed) return;
