@@ -202,14 +202,14 @@ describe("A2A JSON-RPC semantics", () => {
     expect(orphaned.artifacts ?? []).toEqual([]);
   });
 
-  it("a chat task is written by its turn's open statement (new and continued context, blocking and streamed): the row is the task's, with its context, agent and message; a refused turn writes none", async () => {
+  it("a chat task's record is written once, when its id is about to leave: by the finish, ended, for a blocking send and a fast stream; by a durable open for a non-blocking send; a refused turn writes none", async () => {
     const pool = app.runtime.pool;
     const turn: string[] = [];
     const query = pool.query.bind(pool) as (...a: unknown[]) => unknown;
     // The statements of a turn and of a task's record (background work has other names).
     const spy = vi.spyOn(pool, "query").mockImplementation(((q: unknown, ...rest: unknown[]) => {
       const { name, text } = typeof q === "string" ? { name: undefined, text: q } : (q as { name?: string; text: string });
-      if (name?.startsWith("chat-open") || name?.startsWith("thread-finish") || name?.startsWith("a2a-task") || /insert into\s+"?a2a_tasks/.test(text)) turn.push(name ?? "a2a task insert");
+      if (name?.startsWith("chat-open") || name?.startsWith("thread-finish") || name?.startsWith("a2a-") || /(insert into|update)\s+"?a2a_tasks/.test(text)) turn.push(name ?? "a2a task statement");
       return query(q, ...rest);
     }) as typeof pool.query);
     const row = async (id: string) =>
@@ -217,29 +217,32 @@ describe("A2A JSON-RPC semantics", () => {
     const tasksOf = async (agentId: string) => (await pool.query<{ n: number }>("select count(*)::int as n from a2a_tasks where agent_id = $1", [agentId])).rows[0]!.n;
     try {
       const sent = (await rpc(app.url, agent, key, "SendMessage", message("first"))).body.result.task;
+      // The chat API's own open; the finish inserts the task, ended: no update of it, no second statement.
       expect(turn).toHaveLength(2);
-      expect(turn[0]).toMatch(/^chat-open-thread.*-a2a-task$/);
-      expect(turn[1]).toMatch(/^thread-finish-turn-a2a-task$/);
+      expect(turn[0]).toMatch(/^chat-open-thread(-rate-limited)?$/);
+      expect(turn[1]).toBe("thread-finish-turn-a2a-new-task");
       expect(await row(sent.id)).toMatchObject({ agent_id: agent, context_id: sent.contextId, kind: "chat", text: "first" });
       turn.length = 0;
       const continued = (await rpc(app.url, agent, key, "SendMessage", message("second", { contextId: sent.contextId }))).body.result.task;
       expect(continued.status.state).toBe("TASK_STATE_COMPLETED");
       expect(turn).toHaveLength(2);
-      expect(turn[0]).toMatch(/^chat-open-continuation.*-a2a-task$/);
+      expect(turn[0]).toMatch(/^chat-open-continuation(-rate-limited)?$/);
+      expect(turn[1]).toBe("thread-finish-turn-a2a-new-task");
       expect(await row(continued.id)).toMatchObject({ agent_id: agent, context_id: sent.contextId, kind: "chat", text: "second" });
       turn.length = 0;
-      // Streamed: the task id leaves before the turn ends. The open commits asynchronously; the
-      // turn's end, or one small synchronous commit when text comes first, makes the record
-      // durable before the Task event leaves (a2a.stream.test.ts).
+      // Streamed: the finish writes the task, or, when text came before the end, the stream's own
+      // insert does and the finish ends it (a2a.stream.test.ts); never both inserts.
       const streamed = (await rpc(app.url, agent, key, "SendStreamingMessage", message("third", { contextId: sent.contextId }))).body;
-      expect(turn[0]).toMatch(/^chat-open-continuation.*-a2a-task$/);
-      expect(turn.filter((n) => n !== "a2a-task-make-durable")).toEqual([turn[0], "thread-finish-turn-a2a-task"]);
-      expect(turn.filter((n) => n === "a2a-task-make-durable").length).toBeLessThanOrEqual(1);
+      expect(turn[0]).toMatch(/^chat-open-continuation(-rate-limited)?$/);
+      expect([
+        [turn[0], "thread-finish-turn-a2a-new-task"],
+        [turn[0], "a2a-insert-working-task", "thread-finish-turn-a2a-task"],
+      ]).toContainEqual(turn);
       turn.length = 0;
       // Non-blocking: the task id leaves right after the open, so the open commits durably.
       const immediate = (await rpc(app.url, agent, key, "SendMessage", { ...message("fourth", { contextId: sent.contextId }), configuration: { returnImmediately: true } })).body.result.task;
-      expect(turn[0]).toMatch(/^chat-open-continuation.*-a2a-task-durable$/);
-      expect(turn).not.toContain("a2a-task-make-durable");
+      expect(turn[0]).toMatch(/^chat-open-continuation(-rate-limited)?-a2a-task$/);
+      expect(turn).not.toContain("a2a-insert-working-task");
       expect(await row(immediate.id)).toMatchObject({ context_id: sent.contextId, text: "fourth" });
       expect(await row(streamed[0].result.task.id)).toMatchObject({ context_id: sent.contextId, text: "third" });
       expect((await rpc(other.url, agent, key, "GetTask", { id: streamed[0].result.task.id })).body.result.status.state).toBe("TASK_STATE_COMPLETED");

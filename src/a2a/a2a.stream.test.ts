@@ -4,13 +4,11 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { createAccount, gql } from "../../test/helpers/graphql.js";
-import { ASYNC_COMMIT_CTE } from "../db/statement.js";
-import { makeTaskDurable } from "./store.js";
 
 /**
  * SendStreamingMessage's events against an upstream the test steers read by read: the deltas of
  * one upstream read leave as one artifactUpdate, those of separate reads as separate ones; the
- * Task event (the task id) leaves only once the task's record is durable.
+ * Task event (the task id) leaves only once the task's record is written and durable.
  */
 describe("A2A SendStreamingMessage events", () => {
   let app: TestApp;
@@ -74,7 +72,9 @@ describe("A2A SendStreamingMessage events", () => {
         const event = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);
         const data = event.split("\n").find((l) => l.startsWith("data: "));
-        if (data) yield JSON.parse(data.slice(6)).result;
+        if (!data) continue;
+        const m = JSON.parse(data.slice(6));
+        yield m.result ?? { error: m.error };
       }
     }
     return events();
@@ -109,8 +109,8 @@ describe("A2A SendStreamingMessage events", () => {
     );
   });
 
-  /** Spies the pool: the statements' names, and the make-durable statement held until `release`. */
-  const holdMakeDurable = () => {
+  /** Spies the pool: the statements' names, and the stream's own write of its task's record held until `release`. */
+  const holdRecordWrite = () => {
     const pool = app.runtime.pool;
     const query = pool.query.bind(pool) as (...a: unknown[]) => unknown;
     let release!: () => void;
@@ -119,10 +119,10 @@ describe("A2A SendStreamingMessage events", () => {
     const spy = vi.spyOn(pool, "query").mockImplementation(((q: unknown, ...rest: unknown[]) => {
       const name = (q as { name?: string })?.name;
       if (name) names.push(name);
-      if (name === "a2a-task-make-durable") return released.then(() => query(q, ...rest));
+      if (name === "a2a-insert-working-task") return released.then(() => query(q, ...rest));
       return query(q, ...rest);
     }) as typeof pool.query);
-    const made = () => names.filter((n) => n === "a2a-task-make-durable").length;
+    const made = () => names.filter((n) => n === "a2a-insert-working-task").length;
     return { names, made, release, restore: () => (release(), spy.mockRestore()) };
   };
   const until = async (what: () => boolean) => {
@@ -134,48 +134,50 @@ describe("A2A SendStreamingMessage events", () => {
     for await (const e of events) out.push(e);
     return out;
   };
+  /** The next event, or "none" when nothing came within `ms`. */
+  const within = async (events: AsyncGenerator<any>, ms: number) => {
+    const next = events.next();
+    const first = await Promise.race([next, new Promise<"none">((r) => setTimeout(() => r("none"), ms))]);
+    return { first, next };
+  };
 
-  it("text that arrives before the turn ends waits for the task's record to be made durable, then leaves after the Task event", async () => {
+  it("text that arrives before the turn ends: the task's record is written on its own first; the headers leave at once, the events only after it", async () => {
     reads = [["Hello"], [" there"]];
     let more!: () => void;
     const upstreamHeld = new Promise<void>((r) => (more = r));
     nextRead = () => upstreamHeld;
-    const spy = holdMakeDurable();
+    const spy = holdRecordWrite();
     try {
-      let answered = false;
-      const started = send("durable").then((events) => {
-        answered = true;
-        return events;
-      });
-      // The first text came, the turn is not finishing: the record is flushed on its own, and nothing leaves before.
+      const events = await send("durable");
+      // The first text came, the turn is not finishing: the record is written on its own, and no event leaves before.
       await until(() => spy.made() === 1);
-      await new Promise((r) => setTimeout(r, 50));
-      expect(answered).toBe(false);
+      const { first, next } = await within(events, 100);
+      expect(first).toBe("none");
       spy.release();
-      const events = await started;
-      expect((await events.next()).value.task.status.state).toBe("TASK_STATE_WORKING");
+      expect((await next).value.task.status.state).toBe("TASK_STATE_WORKING");
       expect((await events.next()).value.artifactUpdate.artifact.parts[0].text).toBe("Hello");
       more();
       const rest = await all(events);
       expect(rest[0].artifactUpdate.artifact.parts[0].text).toBe(" there");
       expect(rest.at(-1).statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
+      // The finish ended the row the stream wrote.
+      expect(spy.names.filter((n) => n.startsWith("thread-finish"))).toEqual(["thread-finish-turn-a2a-task"]);
     } finally {
       more();
       spy.restore();
     }
   });
 
-  it("an upstream that sends no text at first: the Task event leaves once the record is made durable, before any text", async () => {
+  it("an upstream that sends no text at first: the Task event leaves once the record is written, before any text", async () => {
     reads = [[], ["late"]];
     let more!: () => void;
     const upstreamHeld = new Promise<void>((r) => (more = r));
     nextRead = () => upstreamHeld;
-    const spy = holdMakeDurable();
+    const spy = holdRecordWrite();
     try {
-      const started = send("slow start");
+      const events = await send("slow start");
       await until(() => spy.made() === 1);
       spy.release();
-      const events = await started;
       expect((await events.next()).value.task.status.state).toBe("TASK_STATE_WORKING");
       more();
       const rest = await all(events);
@@ -187,33 +189,46 @@ describe("A2A SendStreamingMessage events", () => {
     }
   });
 
-  it("an answer that comes at once needs no statement of its own: the turn's end makes the record durable, and the Task event leaves with the answer", async () => {
+  it("an answer that comes at once needs no statement of its own: the turn's finish writes the task, ended, and the Task event leaves with the answer", async () => {
     reads = [["Hello", " there"]];
     nextRead = async () => {};
-    const spy = holdMakeDurable();
+    const spy = holdRecordWrite();
     try {
       for (let i = 0; i < 5; i++) {
         const events = await all(await send(`at once ${i}`));
         expect(events.map((e) => Object.keys(e)[0])).toEqual(["task", "artifactUpdate", "artifactUpdate", "statusUpdate"]);
         expect(events[1].artifactUpdate.artifact.parts[0].text).toBe("Hello there");
         expect(events[3].statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
+        const { rows } = await app.runtime.pool.query<{ state: string; answer: string }>("select state, answer from a2a_tasks where id = $1", [events[0].task.id]);
+        expect(rows).toEqual([{ state: "completed", answer: "Hello there" }]);
       }
       expect(spy.made()).toBe(0);
-      expect(spy.names.filter((n) => n.startsWith("thread-finish"))).toHaveLength(5);
+      expect(spy.names.filter((n) => n.startsWith("thread-finish"))).toEqual(Array(5).fill("thread-finish-turn-a2a-new-task"));
+      expect(spy.names.filter((n) => n.startsWith("chat-open")).every((n) => !n.includes("a2a"))).toBe(true);
     } finally {
       spy.restore();
     }
   });
 
-  it("the statement that makes a stream's task durable flushes the WAL past every commit before it (an asynchronous one included)", async () => {
+  it("a stream whose record could not be written sends no event that names the task: an error event after the headers", async () => {
+    reads = [["Hello"], [" there"]];
+    let more!: () => void;
+    const upstreamHeld = new Promise<void>((r) => (more = r));
+    nextRead = () => upstreamHeld;
     const pool = app.runtime.pool;
-    for (let i = 0; i < 20; i++) {
-      // A commit that writes WAL without waiting for its flush, as the stream's open does.
-      await pool.query(`with ${ASYNC_COMMIT_CTE} select txid_current() as xid, (select async_commit from async_commit)`);
-      const { rows } = await pool.query<{ lsn: string }>("select pg_current_wal_insert_lsn()::text as lsn");
-      await makeTaskDurable(pool, `tsk_probe_${i}`);
-      const flushed = await pool.query<{ ok: boolean }>("select pg_current_wal_flush_lsn() >= $1::pg_lsn as ok", [rows[0]!.lsn]);
-      expect(flushed.rows[0]!.ok, `round ${i}`).toBe(true);
+    const query = pool.query.bind(pool) as (...a: unknown[]) => unknown;
+    const spy = vi.spyOn(pool, "query").mockImplementation(((q: unknown, ...rest: unknown[]) => {
+      if ((q as { name?: string })?.name === "a2a-insert-working-task") return Promise.reject(Object.assign(new Error("connection terminated"), { code: "57P01" }));
+      return query(q, ...rest);
+    }) as typeof pool.query);
+    try {
+      const events = await send("no record");
+      const got = await all(events).finally(() => more());
+      expect(got).toHaveLength(1);
+      expect(got[0]).toEqual({ error: expect.objectContaining({ code: expect.any(Number), message: expect.any(String) }) });
+    } finally {
+      more();
+      spy.mockRestore();
     }
   });
 });

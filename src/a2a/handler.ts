@@ -30,7 +30,7 @@ import type { KeyPrincipal } from "../keys/auth.js";
 import type { RateLimitState } from "../chat/rate-limit.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { cancelLocalChatTask, startChatTask } from "./chat-task.js";
-import { jobPayload, stateName, storedRequest, textPart, toTask, type TaskView } from "./mapping.js";
+import { answerArtifact, jobPayload, stateName, storedRequest, taskStatus, textPart, toTask, type TaskView } from "./mapping.js";
 import { EventQueue } from "./event-queue.js";
 import { addPushConfig } from "./push.js";
 import { A2A_TASK_CHANNEL, deletePushConfig, findPushConfig, findTask, followTask, insertJobTask, listPushConfigs, listTasks, TERMINAL_STATES, type PushConfigRow, type TaskRow } from "./store.js";
@@ -43,6 +43,8 @@ export interface CallState {
   failure?: AppError;
   /** Set once the SDK has parsed the request and handed it to this handler. */
   entered?: boolean;
+  /** A stream's events wait for this (the first names a task whose record is not yet durable); its headers need not. */
+  eventsWaitFor?: Promise<void>;
 }
 export const CALL_STATE = "agw";
 
@@ -54,7 +56,7 @@ const CHAT_POLL_MS = 5_000;
 const MAX_PAGE = 100;
 
 const isTerminal = (row: TaskRow) => TERMINAL_STATES.includes(row.state);
-const statusEvent = (task: Task): StreamResponse => ({ payload: { $case: "statusUpdate", value: { taskId: task.id, contextId: task.contextId, status: task.status, metadata: undefined } } });
+const statusEvent = (task: Pick<Task, "id" | "contextId" | "status">): StreamResponse => ({ payload: { $case: "statusUpdate", value: { taskId: task.id, contextId: task.contextId, status: task.status, metadata: undefined } } });
 const pushConfigOf = (c: PushConfigRow): TaskPushNotificationConfig => ({
   tenant: "",
   id: c.id,
@@ -140,15 +142,16 @@ export class GatewayA2AHandler implements A2ARequestHandler {
   }
 
   /** Starts the task of a message: a chat turn or a job. */
-  private async start(s: CallState, params: SendMessageRequest, onDelta?: (text: string) => void): Promise<{ taskId: string; row?: TaskRow; done?: Promise<TaskRow | undefined>; durable?: Promise<void> }> {
-    const durability = onDelta !== undefined ? "alongside" : params.configuration?.returnImmediately ? "open" : "finish";
+  private async start(s: CallState, params: SendMessageRequest, onDelta?: (text: string) => void): Promise<{ taskId: string; row?: TaskRow; done?: Promise<TaskRow | undefined>; written?: Promise<void> }> {
+    // A push config refers to the task's record: it is written before the config is kept.
+    const record = params.configuration?.returnImmediately || params.configuration?.taskPushNotificationConfig?.url ? "open" : onDelta !== undefined ? "alongside" : "finish";
     const m = this.checkMessage(params);
     await this.refuseFollowUp(s, m);
     const { principal } = s;
     if (!principal.automation) {
-      const t = await startChatTask(this.runtime, principal, m, { onRateLimit: s.onRateLimit, onDelta, durability });
+      const t = await startChatTask(this.runtime, principal, m, { onRateLimit: s.onRateLimit, onDelta, record });
       await this.keepPushConfig(s, params, t.taskId);
-      return { taskId: t.taskId, row: t.row, done: t.done, durable: t.durable };
+      return { taskId: t.taskId, row: t.row, done: t.done, written: t.written };
     }
     const payloadText = JSON.stringify(jobPayload(m));
     const { accountId, id: agentId } = principal.agent;
@@ -213,7 +216,7 @@ export class GatewayA2AHandler implements A2ARequestHandler {
       if (done) {
         // The end this process wrote is the task as stored: no need to read it back.
         const ended = await Promise.race([done, new Promise<undefined>((r) => setTimeout(() => r(undefined), BLOCKING_WAIT_MS).unref())]);
-        if (ended) return toTask(ended, view);
+        if (ended) return toTask(ended, { ...view, user: params.message });
       } else {
         const row = await this.task(s, taskId);
         if (!isTerminal(row)) await this.follow(s, row, new Date(Date.now() + BLOCKING_WAIT_MS), new AbortController().signal);
@@ -237,7 +240,7 @@ export class GatewayA2AHandler implements A2ARequestHandler {
         push({
           payload: {
             $case: "artifactUpdate",
-            value: { taskId: current.id, contextId: current.contextId, artifact: { artifactId: "answer", name: "answer", description: "", parts: [textPart(text)], metadata: undefined, extensions: [] }, append: chunks++ > 0, lastChunk: false, metadata: undefined },
+            value: { taskId: current.id, contextId: current.contextId, artifact: answerArtifact(text), append: chunks++ > 0, lastChunk: false, metadata: undefined },
           },
         });
       };
@@ -245,12 +248,14 @@ export class GatewayA2AHandler implements A2ARequestHandler {
         if (!pending && current) setImmediate(flush);
         pending += text;
       };
-      const { taskId, row: started, done, durable } = await this.start(s, params, onDelta);
+      const { taskId, row: started, done, written } = await this.start(s, params, onDelta);
       const row = started ?? (await this.task(s, taskId));
-      await durable;
-      current = toTask(row, { historyLength: params.configuration?.historyLength });
+      current = toTask(row, { historyLength: params.configuration?.historyLength, user: params.message });
+      // The events (the first names the task) leave once its record is durable; the headers need not wait.
+      s.eventsWaitFor = written;
       push(taskEvent(current));
       flush();
+      await written;
       await this.streamToEnd(s, row, push, signal, done, () => {
         flush();
         return chunks;
@@ -280,11 +285,11 @@ export class GatewayA2AHandler implements A2ARequestHandler {
       });
     }
     if (!last || !isTerminal(last) || signal.aborted) return;
-    const final = toTask(last);
-    const a = final.artifacts[0];
+    // A chat task's artifact is its answer; a job's, its result.
+    const a = last.kind === "chat" ? (last.answer === null ? undefined : answerArtifact(last.answer)) : toTask(last).artifacts[0];
     const sent = chunksSent();
-    if (a) push({ payload: { $case: "artifactUpdate", value: { taskId: final.id, contextId: final.contextId, artifact: sent > 0 ? { ...a, parts: [textPart("")] } : a, append: sent > 0, lastChunk: true, metadata: undefined } } });
-    push(statusEvent(final));
+    if (a) push({ payload: { $case: "artifactUpdate", value: { taskId: last.id, contextId: last.contextId, artifact: sent > 0 ? { ...a, parts: [textPart("")] } : a, append: sent > 0, lastChunk: true, metadata: undefined } } });
+    push(statusEvent({ id: last.id, contextId: last.contextId, status: taskStatus(last) }));
   }
 
   /** An SSE stream as an async generator; errors before the first event reach the route as errors. */

@@ -66,11 +66,26 @@ export function storedRequest(message: Message, keepParts: boolean): Record<stri
 export interface TaskView {
   historyLength?: number | undefined;
   includeArtifacts?: boolean;
+  /** The user message as the request carried it, already parsed: spares parsing the stored copy. */
+  user?: Message;
 }
+
+/** A task's status as stored: a failed or canceled task's error is the status message. */
+export function taskStatus(row: TaskRow): Task["status"] {
+  const failed = row.state === "failed" || row.state === "canceled";
+  return {
+    state: STATES[row.state],
+    message: failed && row.error ? agentMessage(row.id, row.contextId, "status", [textPart(row.error)]) : undefined,
+    timestamp: new Date(row.statusAt).toISOString(),
+  };
+}
+
+/** A chat task's answer as its artifact (none before the answer). */
+export const answerArtifact = (answer: string): Artifact => ({ artifactId: "answer", name: "answer", description: "", parts: [textPart(answer)], metadata: undefined, extensions: [] });
 
 /** The A2A Task of a stored record. */
 export function toTask(row: TaskRow, view: TaskView = {}): Task {
-  const user = Message.fromJSON(row.request ?? {});
+  const user = view.user ? { ...view.user } : Message.fromJSON(row.request ?? {});
   user.taskId = row.id;
   user.contextId = row.contextId;
   if (row.kind === "job" && row.payload !== null && row.payload !== undefined && user.parts.length === 0) user.parts = [dataPart(row.payload)];
@@ -78,21 +93,16 @@ export function toTask(row: TaskRow, view: TaskView = {}): Task {
   const artifacts: Artifact[] = [];
   if (row.kind === "chat" && row.answer !== null) {
     history.push(agentMessage(row.id, row.contextId, "answer", [textPart(row.answer)]));
-    artifacts.push({ artifactId: "answer", name: "answer", description: "", parts: [textPart(row.answer)], metadata: undefined, extensions: [] });
+    artifacts.push(answerArtifact(row.answer));
   }
   if (row.kind === "job" && row.state === "completed") {
     artifacts.push({ artifactId: "result", name: "result", description: "", parts: [dataPart(row.result ?? null)], metadata: undefined, extensions: [] });
   }
-  const failed = row.state === "failed" || row.state === "canceled";
   const n = view.historyLength;
   return {
     id: row.id,
     contextId: row.contextId,
-    status: {
-      state: STATES[row.state],
-      message: failed && row.error ? agentMessage(row.id, row.contextId, "status", [textPart(row.error)]) : undefined,
-      timestamp: new Date(row.statusAt).toISOString(),
-    },
+    status: taskStatus(row),
     artifacts: view.includeArtifacts === false ? [] : artifacts,
     history: n === undefined ? history : n <= 0 ? [] : history.slice(-n),
     metadata: undefined,

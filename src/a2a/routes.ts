@@ -188,8 +188,9 @@ async function stream(
     else reply(res, legacy, rpcId, state.failure ?? err);
     return;
   }
-  sse.open(() => (first.done ? "" : formatSSEEvent(first.value)));
+  sse.open(() => (first.done ? "" : formatSSEEvent(first.value)), state.eventsWaitFor);
   const heartbeat = setInterval(() => sse.write(": keep-alive\n\n"), HEARTBEAT_MS);
+  let last = "";
   try {
     for (;;) {
       const next = await it.next();
@@ -198,9 +199,10 @@ async function stream(
     }
   } catch (err) {
     const error = err instanceof AppError ? appErrorToJsonRpc(err, legacy).error : err instanceof A2AError ? (legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(err) : JsonRpcTransportHandler.mapToJSONRPCError(err)) : internalJsonRpcError();
-    sse.write(formatSSEEvent({ jsonrpc: "2.0", id: rpcId, error }));
+    // The end's own data: it leaves even when the held events were dropped.
+    last = formatSSEEvent({ jsonrpc: "2.0", id: rpcId, error });
   } finally {
     clearInterval(heartbeat);
-    sse.end("");
+    sse.end(last);
   }
 }

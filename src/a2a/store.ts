@@ -60,40 +60,56 @@ const COLUMNS = `t.${T.id} as id, t.${T.contextId} as "contextId", t.${T.kind} a
 const FROM = `${T.table} t left join ${J.table} j on j.${J.id} = t.${T.id}`;
 
 /**
- * A chat task's record written by its turn's open statement (chat/store.ts `OpenExtension`), when
- * that statement places the hold: no round trip and no connection of its own, and a refused turn
- * (402, 429, thread_busy) writes no task. The context is the turn's thread (`threadId`, a
- * parameter of the open). Committed with the open: asynchronously for a blocking send (its task
- * id leaves only after the synchronous finish, which flushes it too) and a stream (`makeTaskDurable`
- * runs alongside its upstream call, and the id waits for it), synchronously for a non-blocking
- * send (its id leaves right after the open).
+ * A chat task's record is written when its id is about to leave, never before (a blocking send's
+ * id leaves with its end, and until then nobody can ask for it), and never twice:
+ * - by the turn's open, synchronously committed, when the id leaves right after the open (a
+ *   non-blocking send, and any send with a push config, which refers to the record): `openTurnWithTask`;
+ * - by the turn's finish, already ended, when the id leaves with the end (a blocking send, and a
+ *   stream whose answer came before the id had to leave): `finishTurnWithNewTask`;
+ * - on its own, synchronously committed, when a stream's id must leave before the end (text came,
+ *   or the upstream is slow): `insertWorkingChatTask`; the finish then ends it (`finishTurnWithTask`).
+ * So the common turn writes one row in a statement it makes anyway: no CTE in the open, no update
+ * of the row, no index entry written twice. The context is the turn's thread (`threadId`).
  */
-const taskInsertCte = (p: Param) => `task_insert as (insert into ${T.table} (${T.id}, ${T.account}, ${T.agent}, ${T.contextId}, ${T.kind}, ${T.state}, ${T.request}, ${T.createdAt}, ${T.updatedAt})
-                select ${p("taskId")}, ${p("accountId")}, ${p("agentId")}, ${p("threadId")}, 'chat', 'working', ${p("taskRequest")}::jsonb, ${p("taskStartedAt")}::timestamptz, ${p("taskStartedAt")}::timestamptz
-                 where exists (select 1 from hold))`;
-const OPEN_WITH_TASK = openStatements({ name: "a2a-task", ctes: taskInsertCte });
-const OPEN_WITH_DURABLE_TASK = openStatements({ name: "a2a-task-durable", ctes: taskInsertCte, durable: true });
-
-/** The chat turn's open that also writes its task (id `id`, started `at`) when the turn is accepted; the record as written. */
-export function openTurnWithTask(t: { request: Record<string, unknown>; durable: boolean }): { id: string; at: Date; openWith: TurnOpenWith } {
-  const id = newId("tsk");
-  const at = new Date();
-  return { id, at, openWith: { statements: t.durable ? OPEN_WITH_DURABLE_TASK : OPEN_WITH_TASK, values: { taskId: id, taskRequest: JSON.stringify(t.request), taskStartedAt: at } } };
+export interface ChatTaskRecord {
+  id: string;
+  accountId: string;
+  agentId: string;
+  /** The user message as the task keeps it (mapping.ts `storedRequest`). */
+  request: Record<string, unknown>;
+  startedAt: Date;
 }
 
-/**
- * Makes a chat task's record, written by an asynchronously committed open, durable, with one
- * small statement on another connection while the turn's upstream call runs (a stream's Task
- * event waits for it), instead of the open's own WAL flush before the upstream call. A
- * transactional logical message gives the statement a transaction id and a WAL record, so its
- * commit is synchronous and flushes the WAL up to its own commit record, past the open's (which
- * committed before this runs). It locks no row and leaves no row version behind (an update of the
- * task would hold the row's lock across that flush, in the way of the turn's finish).
- */
-const TASK_DURABLE = statement("a2a-task-make-durable", (p) => `select pg_logical_emit_message(true, 'agw-a2a-task', ${p("taskId")}::text) as lsn`);
+const TASK_COLUMNS = `${T.id}, ${T.account}, ${T.agent}, ${T.contextId}, ${T.kind}, ${T.state}, ${T.request}, ${T.answer}, ${T.error}, ${T.createdAt}, ${T.updatedAt}`;
+/** A chat task's values in TASK_COLUMNS' order; its state, answer, error and last change are the caller's SQL. */
+const taskValues = (p: Param, state: string, answer: string, error: string, updatedAt: string) =>
+  `${p("taskId")}, ${p("accountId")}, ${p("agentId")}, ${p("threadId")}, 'chat', ${state}, ${p("taskRequest")}::jsonb, ${answer}, ${error}, ${p("taskStartedAt")}::timestamptz, ${updatedAt}`;
+const recordValues = (r: ChatTaskRecord) => ({ taskId: r.id, accountId: r.accountId, agentId: r.agentId, taskRequest: JSON.stringify(r.request), taskStartedAt: r.startedAt });
 
-export async function makeTaskDurable(db: pg.Pool, id: string): Promise<void> {
-  await db.query(TASK_DURABLE.with({ taskId: id }));
+const OPEN_WITH_TASK = openStatements({
+  name: "a2a-task",
+  ctes: (p) => `task_insert as (insert into ${T.table} (${TASK_COLUMNS})
+                select ${taskValues(p, "'working'", "null", "null", `${p("taskStartedAt")}::timestamptz`)} where exists (select 1 from hold))`,
+  durable: true,
+});
+
+/** The open that writes the task (working) when it accepts the turn: a refused turn (402, 429, thread_busy) writes none. */
+export function openTurnWithTask(r: ChatTaskRecord): TurnOpenWith {
+  return { statements: OPEN_WITH_TASK, values: recordValues(r) };
+}
+
+const INSERT_WORKING_TASK = statement(
+  "a2a-insert-working-task",
+  (p) => `insert into ${T.table} (${TASK_COLUMNS}) values (${taskValues(p, "'working'", "null", "null", `${p("taskStartedAt")}::timestamptz`)})`,
+);
+
+/**
+ * A stream's task, written (working) while its turn's upstream call runs, because its id must
+ * leave before the end. Synchronously committed, after the turn's asynchronously committed open:
+ * its WAL flush makes the open's hold and thread durable too (WAL is flushed in order).
+ */
+export async function insertWorkingChatTask(db: pg.Pool, r: ChatTaskRecord, threadId: string): Promise<void> {
+  await db.query(INSERT_WORKING_TASK.with({ ...recordValues(r), threadId }));
 }
 
 /** A chat task's row as findTask reads it, from what its writer knows. */
@@ -102,16 +118,18 @@ export function chatTaskRow(id: string, contextId: string, request: Record<strin
 }
 
 /**
- * CTEs of a chat task's end (only from working: a second end changes nothing) when `when` holds,
- * its push notifications recorded with it; the column NOTIFYs it (delivered on commit) when
- * someone follows the task (`followTask`). A NOTIFY holds PostgreSQL's notify queue lock from
- * before its commit's WAL flush to the end of the commit, so every notifying commit of the
- * cluster waits for the one before: a turn nobody follows sends none.
+ * CTEs of a written chat task's end (`write`: a statement returning the row's id, account, state
+ * and followed), its push notifications recorded with it; the column NOTIFYs it (delivered on
+ * commit) when someone follows the task (`followTask`). A NOTIFY holds PostgreSQL's notify queue
+ * lock from before its commit's WAL flush to the end of the commit, so every notifying commit of
+ * the cluster waits for the one before: a turn nobody follows sends none.
  */
-const taskEndCtes = (p: Param, when: string) => `task_end as (update ${T.table} set ${T.state} = ${p("taskState")}, ${T.answer} = ${p("taskAnswer")}, ${T.error} = ${p("taskError")}, ${T.updatedAt} = ${p("taskEndedAt")}
-                where ${T.id} = ${p("taskId")} and ${T.state} = 'working' and ${when} returning ${T.id}, ${T.account}, ${T.state}, ${T.followed})
-     , ${chatTaskPushCte("task_end")}`;
+const taskEndCtes = (write: string) => `task_end as (${write} returning ${T.id}, ${T.account}, ${T.state}, ${T.followed}),
+     ${chatTaskPushCte("task_end")}`;
 const TASK_END_NOTIFIED = `(select count(pg_notify('${A2A_TASK_CHANNEL}', json_build_object('taskId', ${T.id}, 'accountId', ${T.account}, 'state', ${T.state})::text)) from task_end where ${T.followed}) as task_end_notified`;
+/** The end of a task written before (only from working: a second end changes nothing). */
+const endUpdate = (p: Param, when: string) => `update ${T.table} set ${T.state} = ${p("taskState")}, ${T.answer} = ${p("taskAnswer")}, ${T.error} = ${p("taskError")}, ${T.updatedAt} = ${p("taskEndedAt")}
+                where ${T.id} = ${p("taskId")} and ${T.state} = 'working' and ${when}`;
 
 /**
  * Marks a chat task followed, after the follower LISTENs and before it reads the task: its end is
@@ -125,10 +143,29 @@ export async function followTask(db: pg.Pool, id: string): Promise<void> {
   await db.query(FOLLOW_TASK.with({ taskId: id }));
 }
 
-const FINISH_TASK = statement("a2a-finish-chat-task", (p) => `with ${taskEndCtes(p, "true")} select ${TASK_END_NOTIFIED}`);
+/**
+ * A chat task's end on its own (a turn that failed, or whose finish did not write it): the
+ * record whether or not it was written before (then only from working).
+ */
+const END_TASK_ALONE = statement(
+  "a2a-end-chat-task",
+  (p) => `with ${taskEndCtes(`insert into ${T.table} (${TASK_COLUMNS}) values (${taskValues(p, p("taskState"), p("taskAnswer"), p("taskError"), `${p("taskEndedAt")}::timestamptz`)})
+                on conflict (${T.id}) do update set ${T.state} = excluded.${T.state}, ${T.answer} = excluded.${T.answer}, ${T.error} = excluded.${T.error}, ${T.updatedAt} = excluded.${T.updatedAt}
+                where ${T.table}.${T.state} = 'working'`)} select ${TASK_END_NOTIFIED}`,
+);
 
-/** The chat turn's finish (threads/store.ts) with its task's end in the same statement: written only when the finish settles the turn. */
-const FINISH_TURN_AND_TASK = finishTurnStatement("thread-finish-turn-a2a-task", { ctes: (p) => taskEndCtes(p, "exists (select 1 from held)"), columns: TASK_END_NOTIFIED });
+/** The finish that also ends a task written before (one statement, one durable commit): written only when the finish settles the turn. */
+const FINISH_TURN_AND_TASK = finishTurnStatement("thread-finish-turn-a2a-task", { ctes: (p) => taskEndCtes(endUpdate(p, "exists (select 1 from held)")), columns: TASK_END_NOTIFIED });
+
+/**
+ * The finish that writes a task nobody knows yet, already ended: no push config can refer to it
+ * and nobody follows it, so nothing is notified.
+ */
+const FINISH_TURN_AND_NEW_TASK = finishTurnStatement("thread-finish-turn-a2a-new-task", {
+  ctes: (p) => `task_written as (insert into ${T.table} (${TASK_COLUMNS})
+                select ${taskValues(p, p("taskState"), p("taskAnswer"), p("taskError"), `${p("taskEndedAt")}::timestamptz`)} where exists (select 1 from held) returning ${T.id})`,
+  columns: "exists (select 1 from task_written) as task_written",
+});
 
 export interface ChatTaskEnd {
   state: TaskStateName;
@@ -137,14 +174,15 @@ export interface ChatTaskEnd {
 }
 const endValues = (id: string, end: ChatTaskEnd, at: Date) => ({ taskId: id, taskState: end.state, taskAnswer: end.answer, taskError: end.error, taskEndedAt: at });
 
-/** A chat task's end on its own (a turn that failed or was refused after the task was written). */
-export async function finishChatTask(db: pg.Pool, id: string, end: ChatTaskEnd): Promise<void> {
-  await db.query(FINISH_TASK.with(endValues(id, end, new Date())));
+/** A chat task's end on its own, on the turn's thread `threadId`. */
+export async function endChatTask(db: pg.Pool, r: ChatTaskRecord, threadId: string, end: ChatTaskEnd): Promise<void> {
+  await db.query(END_TASK_ALONE.with({ ...recordValues(r), ...endValues(r.id, end, new Date()), threadId }));
 }
 
-/** An answered turn's finish that also ends its task (one statement, one durable commit), the end's time `at`. */
-export function finishTurnWithTask(id: string, end: ChatTaskEnd, at: Date): TurnFinishWith {
-  return { statement: FINISH_TURN_AND_TASK, values: endValues(id, end, at) };
+/** An answered turn's finish that also ends its task, written before (`written`) or now; the end's time `at`. */
+export function finishTurnWithTask(r: ChatTaskRecord, written: boolean, end: ChatTaskEnd, at: Date): TurnFinishWith {
+  if (written) return { statement: FINISH_TURN_AND_TASK, values: endValues(r.id, end, at) };
+  return { statement: FINISH_TURN_AND_NEW_TASK, values: { ...recordValues(r), ...endValues(r.id, end, at) } };
 }
 
 /** The record of a job task (id = the job's); a repeated message id finds the record already there. */

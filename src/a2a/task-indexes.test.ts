@@ -4,8 +4,8 @@ import { A2aTask } from "../db/schema.js";
 import { sqlNames } from "../db/names.js";
 
 /**
- * A chat task's end (written by its turn's finish statement, a2a/store.ts) changes the state,
- * answer, error, updated_at and followed columns only. While no index takes any of them,
+ * A chat task's end, when its record was written before it (a non-blocking send, a stream whose id
+ * left early: a2a/store.ts), changes the state, answer, error, updated_at and followed columns only. While no index takes any of them,
  * PostgreSQL can make that update HOT: no new entry in any of the table's indexes, on the hot
  * path of every A2A turn.
  */

@@ -10,6 +10,10 @@ import type express from "express";
  */
 export class SseResponse {
   private pending = "";
+  /** Events wait for this (`open`'s `holdUntil`). */
+  private held: Promise<void> | undefined;
+  /** `holdUntil` rejected: nothing written before `end` leaves. */
+  private dropped = false;
   opened = false;
   readonly abort = new AbortController();
 
@@ -23,8 +27,13 @@ export class SseResponse {
     return this.res.destroyed;
   }
 
-  /** Sends the status and headers (once), with `first()` as the first event. */
-  open(first: () => string): void {
+  /**
+   * Sends the status and headers (once), with `first()` as the first event. With `holdUntil`,
+   * the headers leave at once and the events wait for it: they leave when it resolves, with what
+   * is written in the same turn, and never if it rejects (an event that names a record must not
+   * leave before the record is durable; `end` then sends only its own data).
+   */
+  open(first: () => string, holdUntil?: Promise<void>): void {
     if (this.opened || this.res.destroyed) return;
     this.opened = true;
     const res = this.res;
@@ -33,23 +42,50 @@ export class SseResponse {
     res.setHeader("cache-control", "no-cache");
     res.setHeader("connection", "keep-alive");
     res.setHeader("x-accel-buffering", "no");
+    if (holdUntil) this.hold(holdUntil);
     this.write(first());
   }
 
+  private hold(until: Promise<void>): void {
+    this.held = until;
+    until.then(
+      () => {
+        this.held = undefined;
+        if (this.pending) setImmediate(this.flush);
+      },
+      () => {
+        this.held = undefined;
+        this.dropped = true;
+        this.pending = "";
+      },
+    );
+    this.res.flushHeaders();
+  }
+
   private flush = () => {
+    if (this.held) return;
     const data = this.pending;
     this.pending = "";
     if (data && !this.res.writableEnded && !this.res.destroyed) this.res.write(data);
   };
 
   write(data: string): void {
-    if (this.res.destroyed) return;
-    if (!this.pending) setImmediate(this.flush);
+    if (this.res.destroyed || this.dropped) return;
+    if (!this.pending && !this.held) setImmediate(this.flush);
     this.pending += data;
   }
 
   end(data: string): void {
     if (this.res.destroyed) return;
+    const held = this.held;
+    if (held) {
+      // Still waiting: the end follows the events, or replaces them when they are dropped.
+      void held.then(
+        () => this.end(data),
+        () => this.end(data),
+      );
+      return;
+    }
     const all = this.pending + data;
     this.pending = "";
     this.res.end(all);
