@@ -32,6 +32,8 @@ export interface StartedChatTask {
   done: Promise<TaskRow | undefined>;
   /** With `record: "alongside"`: resolves once the task's record is written and durable (rejects if that failed). */
   written?: Promise<void>;
+  /** Whether the turn's end is on its way (its finish began, or the turn ended): no more text comes. */
+  ending: () => boolean;
 }
 
 /**
@@ -68,6 +70,7 @@ export async function startChatTask(
   let endRow: TaskRow | undefined;
   /** Set once the turn's finish statement carries the task's end (the finish failing throws, and the end is written alone). */
   let endWritten = false;
+  let ending = false;
   let streamed: StreamedTaskRecord | undefined;
   let textSeen = false;
   const onDelta = hooks.onDelta;
@@ -98,6 +101,7 @@ export async function startChatTask(
       openWith: hooks.record === "open" ? openTurnWithTask(record) : undefined,
       // An answered turn's task ends in the turn's own finish statement: no commit of its own.
       finishWith: async ({ content }) => {
+        ending = true;
         const claimed = streamed?.claim();
         const writtenBefore = hooks.record === "open" || (claimed !== undefined && claimed !== false && (await claimed));
         // The stream's own write failed (its id never left): the end is written alone, whatever that write did.
@@ -117,6 +121,7 @@ export async function startChatTask(
   contextId = threadId;
   if (hooks.record === "alongside") streamed = new StreamedTaskRecord(() => insertWorkingChatTask(runtime.pool, record, threadId), RECORD_WITHIN_MS);
   const end = async (state: "completed" | "failed" | "canceled", answer: string | null, error: string | null): Promise<TaskRow | undefined> => {
+    ending = true;
     running.delete(record.id);
     if (endWritten) {
       streamed?.written();
@@ -143,5 +148,5 @@ export async function startChatTask(
     streamed?.failed(err);
   });
   const row = chatTaskRow(record.id, threadId, record.request, { state: "working", answer: null, error: null }, record.startedAt);
-  return { taskId: row.id, contextId: threadId, row, done: done.catch(() => undefined), written: streamed?.ready };
+  return { taskId: row.id, contextId: threadId, row, done: done.catch(() => undefined), written: streamed?.ready, ending: () => ending };
 }

@@ -43,7 +43,7 @@ export interface CallState {
   failure?: AppError;
   /** Set once the SDK has parsed the request and handed it to this handler. */
   entered?: boolean;
-  /** A stream's events wait for this (the first names a task whose record is not yet durable); its headers need not. */
+  /** A stream's events wait for this (the first names a task whose record is not yet durable). */
   eventsWaitFor?: Promise<void>;
 }
 export const CALL_STATE = "agw";
@@ -142,7 +142,7 @@ export class GatewayA2AHandler implements A2ARequestHandler {
   }
 
   /** Starts the task of a message: a chat turn or a job. */
-  private async start(s: CallState, params: SendMessageRequest, onDelta?: (text: string) => void): Promise<{ taskId: string; row?: TaskRow; done?: Promise<TaskRow | undefined>; written?: Promise<void> }> {
+  private async start(s: CallState, params: SendMessageRequest, onDelta?: (text: string) => void): Promise<{ taskId: string; row?: TaskRow; done?: Promise<TaskRow | undefined>; written?: Promise<void>; ending?: () => boolean }> {
     // A push config refers to the task's record: it is written before the config is kept.
     const record = params.configuration?.returnImmediately || params.configuration?.taskPushNotificationConfig?.url ? "open" : onDelta !== undefined ? "alongside" : "finish";
     const m = this.checkMessage(params);
@@ -151,7 +151,7 @@ export class GatewayA2AHandler implements A2ARequestHandler {
     if (!principal.automation) {
       const t = await startChatTask(this.runtime, principal, m, { onRateLimit: s.onRateLimit, onDelta, record });
       await this.keepPushConfig(s, params, t.taskId);
-      return { taskId: t.taskId, row: t.row, done: t.done, written: t.written };
+      return { taskId: t.taskId, row: t.row, done: t.done, written: t.written, ending: t.ending };
     }
     const payloadText = JSON.stringify(jobPayload(m));
     const { accountId, id: agentId } = principal.agent;
@@ -231,10 +231,12 @@ export class GatewayA2AHandler implements A2ARequestHandler {
       let current: Task | undefined;
       // The deltas of one event-loop turn (one upstream read) leave as one artifactUpdate: a
       // client sees the same text at the same time, in fewer events; deltas of separate reads
-      // stay separate events. Those before the Task event wait for it.
+      // stay separate events. Those before the Task event wait for it; those read with the
+      // turn's end leave with it, as the last chunk (they would leave with it anyway).
       let pending = "";
+      let ending = () => false;
       const flush = () => {
-        if (!pending || !current) return;
+        if (!pending || !current || ending()) return;
         const text = pending;
         pending = "";
         push({
@@ -248,17 +250,19 @@ export class GatewayA2AHandler implements A2ARequestHandler {
         if (!pending && current) setImmediate(flush);
         pending += text;
       };
-      const { taskId, row: started, done, written } = await this.start(s, params, onDelta);
+      const { taskId, row: started, done, written, ending: turnEnding } = await this.start(s, params, onDelta);
+      if (turnEnding) ending = turnEnding;
       const row = started ?? (await this.task(s, taskId));
       current = toTask(row, { historyLength: params.configuration?.historyLength, user: params.message });
-      // The events (the first names the task) leave once its record is durable; the headers need not wait.
+      // The events (the first names the task) leave once its record is durable.
       s.eventsWaitFor = written;
       push(taskEvent(current));
       flush();
       await written;
       await this.streamToEnd(s, row, push, signal, done, () => {
-        flush();
-        return chunks;
+        const rest = pending;
+        pending = "";
+        return { rest, chunks };
       });
     });
   }
@@ -268,12 +272,16 @@ export class GatewayA2AHandler implements A2ARequestHandler {
       const row = await this.task(s, params.id);
       if (isTerminal(row)) throw new UnsupportedOperationError(`Task ${row.id} is ${row.state}: there is nothing left to subscribe to (use GetTask)`);
       push(taskEvent(toTask(row)));
-      await this.streamToEnd(s, row, push, signal, undefined, () => 0);
+      await this.streamToEnd(s, row, push, signal, undefined, () => ({ rest: "", chunks: 0 }));
     });
   }
 
-  /** Status updates until the end; then the artifact (if not streamed already) and the final status. */
-  private async streamToEnd(s: CallState, row: TaskRow, push: (e: StreamResponse) => void, signal: AbortSignal, done: Promise<TaskRow | undefined> | undefined, chunksSent: () => number): Promise<void> {
+  /**
+   * Status updates until the end; then the artifact's last chunk (the text not sent yet, or the
+   * whole artifact when none was streamed) and the final status. `unsent`: the streamed text not
+   * sent yet, and how many chunks were.
+   */
+  private async streamToEnd(s: CallState, row: TaskRow, push: (e: StreamResponse) => void, signal: AbortSignal, done: Promise<TaskRow | undefined> | undefined, unsent: () => { rest: string; chunks: number }): Promise<void> {
     let last: TaskRow | undefined;
     if (done) {
       last = await Promise.race([done, new Promise<undefined>((r) => signal.addEventListener("abort", () => r(undefined), { once: true }))]);
@@ -286,9 +294,9 @@ export class GatewayA2AHandler implements A2ARequestHandler {
     }
     if (!last || !isTerminal(last) || signal.aborted) return;
     // A chat task's artifact is its answer; a job's, its result.
-    const a = last.kind === "chat" ? (last.answer === null ? undefined : answerArtifact(last.answer)) : toTask(last).artifacts[0];
-    const sent = chunksSent();
-    if (a) push({ payload: { $case: "artifactUpdate", value: { taskId: last.id, contextId: last.contextId, artifact: sent > 0 ? { ...a, parts: [textPart("")] } : a, append: sent > 0, lastChunk: true, metadata: undefined } } });
+    const { rest, chunks } = unsent();
+    const a = last.kind !== "chat" ? toTask(last).artifacts[0] : chunks > 0 || rest ? answerArtifact(rest) : last.answer === null ? undefined : answerArtifact(last.answer);
+    if (a) push({ payload: { $case: "artifactUpdate", value: { taskId: last.id, contextId: last.contextId, artifact: a, append: chunks > 0, lastChunk: true, metadata: undefined } } });
     push(statusEvent({ id: last.id, contextId: last.contextId, status: taskStatus(last) }));
   }
 

@@ -29,9 +29,9 @@ export class SseResponse {
 
   /**
    * Sends the status and headers (once), with `first()` as the first event. With `holdUntil`,
-   * the headers leave at once and the events wait for it: they leave when it resolves, with what
-   * is written in the same turn, and never if it rejects (an event that names a record must not
-   * leave before the record is durable; `end` then sends only its own data).
+   * the headers and events wait for it: they leave when it resolves, with what is written in the
+   * same turn (one socket write), and the events never if it rejects (an event that names a
+   * record must not leave before the record is durable; `end` then sends only its own data).
    */
   open(first: () => string, holdUntil?: Promise<void>): void {
     if (this.opened || this.res.destroyed) return;
@@ -59,7 +59,6 @@ export class SseResponse {
         this.pending = "";
       },
     );
-    this.res.flushHeaders();
   }
 
   private flush = () => {
