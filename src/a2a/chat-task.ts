@@ -61,7 +61,10 @@ export async function startChatTask(
   message: Message,
   hooks: { onRateLimit?: (s: RateLimitState) => void; onDelta?: (text: string) => void; record: TaskRecordTiming },
 ): Promise<StartedChatTask> {
-  const chat = parseChatRequest({ messages: [{ role: "user", content: chatContent(message) }], ...(message.contextId ? { thread_id: message.contextId } : {}) });
+  const parts = chatContent(message);
+  // One text part is the chat API's string content (the same turn; the parser builds no parts for it).
+  const content = parts.length === 1 && parts[0]!.type === "text" ? parts[0]!.text : parts;
+  const chat = parseChatRequest({ messages: [{ role: "user", content }], ...(message.contextId ? { thread_id: message.contextId } : {}) });
   const model = chooseModel(principal.agent, null);
   checkModelOptions(runtime.config, model, chat, chat.messages, (_i, j) => `message.parts[${j}]`);
   const abort = new AbortController();

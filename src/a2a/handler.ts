@@ -215,7 +215,8 @@ export class GatewayA2AHandler implements A2ARequestHandler {
       if (params.configuration?.returnImmediately) return this.reread(s, taskId, view);
       if (done) {
         // The end this process wrote is the task as stored: no need to read it back.
-        const ended = await Promise.race([done, new Promise<undefined>((r) => setTimeout(() => r(undefined), BLOCKING_WAIT_MS).unref())]);
+        let timer: NodeJS.Timeout | undefined;
+        const ended = await Promise.race([done, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), BLOCKING_WAIT_MS)))]).finally(() => clearTimeout(timer));
         if (ended) return toTask(ended, { ...view, user: params.message });
       } else {
         const row = await this.task(s, taskId);

@@ -51,8 +51,8 @@ export const a2aRoutes: RouteModule = (runtime) => {
     }
     res.type("application/json").send(body);
   };
-  router.get("/api/a2a/:agentId/.well-known/agent-card.json", card(false));
-  router.get("/api/a2a/:agentId/.well-known/agent.json", card(true));
+  router.get("/:agentId/.well-known/agent-card.json", card(false));
+  router.get("/:agentId/.well-known/agent.json", card(true));
 
   // What the SDK's transports read of the card on each call (the versions and streaming) is the
   // same for every agent: no database read per call for it.
@@ -86,7 +86,7 @@ export const a2aRoutes: RouteModule = (runtime) => {
   };
 
   router.post(
-    "/api/a2a/:agentId",
+    "/:agentId",
     async (req, res, next) => {
       // The key first, before the body is read: a caller without one learns nothing else.
       const state: Partial<CallState> = {};
@@ -140,7 +140,7 @@ export const a2aRoutes: RouteModule = (runtime) => {
 
   // The body's own faults (not JSON, too large) answered as JSON-RPC errors.
   const bodyErrors: ErrorRequestHandler = (err, req, res, next) => {
-    if (req.method !== "POST" || !req.path.startsWith("/api/a2a/") || res.headersSent) return next(err);
+    if (req.method !== "POST" || res.headersSent) return next(err);
     const e = err as { type?: string };
     const legacy = isLegacy(req.get("a2a-version") || "0.3");
     if (e?.type === "entity.parse.failed") return res.status(200).json({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Invalid JSON payload" } });
@@ -152,7 +152,8 @@ export const a2aRoutes: RouteModule = (runtime) => {
     next(err);
   };
   router.use(bodyErrors);
-  return router;
+  // Under its prefix: requests to other routes pass one check, and A2A's skip theirs.
+  return { router, prefix: "/api/a2a" };
 };
 
 /**

@@ -84,7 +84,8 @@ const TASK_COLUMNS = `${T.id}, ${T.account}, ${T.agent}, ${T.contextId}, ${T.kin
 /** A chat task's values in TASK_COLUMNS' order; its state, answer, error and last change are the caller's SQL. */
 const taskValues = (p: Param, state: string, answer: string, error: string, updatedAt: string) =>
   `${p("taskId")}, ${p("accountId")}, ${p("agentId")}, ${p("threadId")}, 'chat', ${state}, ${p("taskRequest")}::jsonb, ${answer}, ${error}, ${p("taskStartedAt")}::timestamptz, ${updatedAt}`;
-const recordValues = (r: ChatTaskRecord) => ({ taskId: r.id, accountId: r.accountId, agentId: r.agentId, taskRequest: JSON.stringify(r.request), taskStartedAt: r.startedAt });
+// Times as ISO text: PostgreSQL reads them as it would a Date, which pg formats in local time, slower.
+const recordValues = (r: ChatTaskRecord) => ({ taskId: r.id, accountId: r.accountId, agentId: r.agentId, taskRequest: JSON.stringify(r.request), taskStartedAt: r.startedAt.toISOString() });
 
 const OPEN_WITH_TASK = openStatements({
   name: "a2a-task",
@@ -172,7 +173,7 @@ export interface ChatTaskEnd {
   answer: string | null;
   error: string | null;
 }
-const endValues = (id: string, end: ChatTaskEnd, at: Date) => ({ taskId: id, taskState: end.state, taskAnswer: end.answer, taskError: end.error, taskEndedAt: at });
+const endValues = (id: string, end: ChatTaskEnd, at: Date) => ({ taskId: id, taskState: end.state, taskAnswer: end.answer, taskError: end.error, taskEndedAt: at.toISOString() });
 
 /** A chat task's end on its own, on the turn's thread `threadId`. */
 export async function endChatTask(db: pg.Pool, r: ChatTaskRecord, threadId: string, end: ChatTaskEnd): Promise<void> {

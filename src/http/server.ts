@@ -29,10 +29,15 @@ export interface ApiServer {
 /** Capability routers mounted under the API; each capability owns its paths. */
 export type RouteModule = (runtime: Runtime) => Router | MountedRoutes;
 
-/** A route module with long-lived machinery of its own (a queue, a loop): stopped after the server drained. */
+/**
+ * A route module mounted under a path prefix (its routes are relative to it: requests elsewhere
+ * pass one prefix check instead of its routes), or with long-lived machinery of its own (a queue,
+ * a loop): stopped after the server drained.
+ */
 export interface MountedRoutes {
   router: Router;
-  close(): Promise<void> | void;
+  prefix?: string;
+  close?(): Promise<void> | void;
   /**
    * The drain's time is up: end the requests still in flight so that what they hold is settled
    * (a chat turn's hold) and their clients get an answer, before the connections are closed.
@@ -79,8 +84,9 @@ export async function startHttpServer(runtime: Runtime, options: HttpServerOptio
     // An express Router is itself a function; anything else is `{ router, close, cut? }`.
     if (typeof mounted === "function") app.use(mounted);
     else {
-      app.use(mounted.router);
-      closers.push(() => mounted.close());
+      if (mounted.prefix) app.use(mounted.prefix, mounted.router);
+      else app.use(mounted.router);
+      if (mounted.close) closers.push(() => mounted.close!());
       if (mounted.cut) cutters.push(() => mounted.cut!());
     }
   }
