@@ -261,6 +261,15 @@ describe("A2A JSON-RPC semantics", () => {
     expect(await tasksOf(poorAgent)).toBe(0);
   });
 
+  it("a blocking send leaves no timer behind: its 240 s wait is cleared when the answer comes", async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+    await rpc(app.url, agent, key, "SendMessage", message("warm"));
+    const before = timers();
+    for (let i = 0; i < 20; i++) expect((await rpc(app.url, agent, key, "SendMessage", message(`n ${i}`))).body.result.task.status.state).toBe("TASK_STATE_COMPLETED");
+    // Other timers come and go (pools, heartbeats); twenty left behind would not.
+    expect(timers() - before).toBeLessThan(5);
+  });
+
   it("a chat task's end is NOTIFYed only when someone follows it: not for a blocking or streamed turn alone, promptly for SubscribeToTask on another instance", async () => {
     const listener = new pg.Client({ connectionString: app.databaseUrl });
     await listener.connect();

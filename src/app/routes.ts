@@ -9,8 +9,8 @@ import { mcpRoutes } from "../mcp/routes.js";
 
 /**
  * The REST capabilities the API serves, in mount order (GraphQL is mounted before them). A2A is
- * mounted under its own prefix early: its calls skip the other modules' routes (measured: a
- * quarter of what an A2A call allocated beyond a chat completion was route matching), and the
+ * mounted under its own prefix early: its calls skip the other modules' routes (measured: about
+ * a third of what an A2A call allocated beyond a chat completion was route matching), and the
  * others' requests pass one prefix check. The web console comes last: it never shadows the API.
  */
 export const apiRoutes: RouteModule[] = [healthRoutes, a2aRoutes, chatRoutes, webhookRoutes, jobRoutes, mcpRoutes, consoleRoutes];
