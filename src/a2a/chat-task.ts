@@ -105,10 +105,11 @@ export async function startChatTask(
       // An answered turn's task ends in the turn's own finish statement: no commit of its own.
       finishWith: async ({ content }) => {
         ending = true;
+        // Was the record written before: by the open, or by the stream's own insert (once it settled)?
         const claimed = streamed?.claim();
-        const writtenBefore = hooks.record === "open" || (claimed !== undefined && claimed !== false && (await claimed));
-        // The stream's own write failed (its id never left): the end is written alone, whatever that write did.
-        if (claimed !== undefined && claimed !== false && !writtenBefore) return undefined;
+        const writtenBefore = hooks.record === "open" || (claimed ? await claimed : false);
+        // The stream's insert failed (its id never left): the end is written alone, whatever that insert did.
+        if (claimed && !writtenBefore) return undefined;
         endWritten = true;
         const end: ChatTaskEnd = abort.signal.aborted ? { state: "canceled", answer: content, error: CANCELED } : { state: "completed", answer: content, error: null };
         const at = new Date();

@@ -30,7 +30,7 @@ import type { KeyPrincipal } from "../keys/auth.js";
 import type { RateLimitState } from "../chat/rate-limit.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { cancelLocalChatTask, startChatTask } from "./chat-task.js";
-import { answerArtifact, jobPayload, stateName, storedRequest, taskStatus, textPart, toTask, type TaskView } from "./mapping.js";
+import { answerArtifact, jobPayload, stateName, storedRequest, taskStatus, toTask, type TaskView } from "./mapping.js";
 import { EventQueue } from "./event-queue.js";
 import { addPushConfig } from "./push.js";
 import { A2A_TASK_CHANNEL, deletePushConfig, findPushConfig, findTask, followTask, insertJobTask, listPushConfigs, listTasks, TERMINAL_STATES, type PushConfigRow, type TaskRow } from "./store.js";
@@ -216,7 +216,7 @@ export class GatewayA2AHandler implements A2ARequestHandler {
       if (done) {
         // The end this process wrote is the task as stored: no need to read it back.
         let timer: NodeJS.Timeout | undefined;
-        const ended = await Promise.race([done, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), BLOCKING_WAIT_MS)))]).finally(() => clearTimeout(timer));
+        const ended = await Promise.race([done, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), BLOCKING_WAIT_MS).unref()))]).finally(() => clearTimeout(timer));
         if (ended) return toTask(ended, { ...view, user: params.message });
       } else {
         const row = await this.task(s, taskId);
