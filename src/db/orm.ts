@@ -73,6 +73,11 @@ export async function openDatabase(databaseUrl: string, options: DatabaseOptions
     ...(options.applicationName ? { application_name: options.applicationName } : {}),
   });
   pool.on("error", (err) => options.onPoolError?.(err));
+  // The pool listens for errors of idle connections only: a connection checked out (or being ended
+  // by pool.end()) whose backend goes away between queries (a restart, an administrator's
+  // termination) would emit an error nobody hears, which ends the process. Its next query fails
+  // as it should; the event itself is logged.
+  pool.on("connect", (client) => client.on("error", (err) => options.onPoolError?.(err)));
   try {
     const orm = await MikroORM.init({ ...ormOptions(databaseUrl, poolSize), driverOptions: new PostgresDialect({ pool }) });
     return { orm, pool };

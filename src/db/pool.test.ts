@@ -67,4 +67,15 @@ describe("one database pool per process", () => {
     const final = seen.at(-1)!.filter((b) => b.application_name === "agw-pooltest").map((b) => b.pid);
     for (const pid of distinct) expect(final).toContain(pid);
   });
+
+  it("a connection checked out of the pool whose backend is terminated between queries fails its next query and ends nothing else", async () => {
+    const client = await runtime.pool.connect();
+    const { rows } = await client.query<{ pid: number }>("select pg_backend_pid() as pid");
+    await observer.query("select pg_terminate_backend($1)", [rows[0]!.pid]);
+    // The termination reaches the client as an error event while no query runs: heard, not uncaught.
+    await new Promise((r) => setTimeout(r, 200));
+    await expect(client.query("select 1")).rejects.toThrow();
+    client.release(true);
+    expect((await runtime.pool.query<{ ok: number }>("select 1 as ok")).rows[0]!.ok).toBe(1);
+  });
 });
