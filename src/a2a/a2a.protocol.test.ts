@@ -261,6 +261,28 @@ describe("A2A JSON-RPC semantics", () => {
     expect(await tasksOf(poorAgent)).toBe(0);
   });
 
+  it("a blocking send whose thread is deleted mid-turn: the finish writes no task and charges nothing; the task ends failed; the balance is whole", async () => {
+    const acc = await createAccount(app.url, app.operatorToken, "a2a-deleted-mid-turn", "3");
+    const a = (await gql(app.url, acc.adminToken, `mutation { createAgent(input: { name: "d" }) { id } }`)).data!.createAgent.id;
+    const k = await newKey(acc.adminToken, a);
+    const balance = async () => Number((await app.runtime.pool.query<{ b: string }>("select balance_micros as b from accounts where id = $1", [acc.accountId])).rows[0]!.b);
+    const before = await balance();
+    const sent = rpc(app.url, a, k, "SendMessage", message("#slow"));
+    // The turn's thread exists once its open committed; delete it while the upstream call runs.
+    let thread: string | undefined;
+    for (let i = 0; i < 100 && !thread; i++) {
+      thread = (await app.runtime.pool.query<{ id: string }>("select id from threads where agent_id = $1", [a])).rows[0]?.id;
+      if (!thread) await new Promise((r) => setTimeout(r, 10));
+    }
+    await app.runtime.pool.query("delete from threads where id = $1", [thread]);
+    const task = (await sent).body.result.task;
+    expect(task.status.state).toBe("TASK_STATE_FAILED");
+    expect(task.status.message.parts[0].text).toMatch(/deleted/);
+    const { rows } = await app.runtime.pool.query<{ state: string; answer: string | null }>("select state, answer from a2a_tasks where id = $1", [task.id]);
+    expect(rows).toEqual([{ state: "failed", answer: null }]);
+    expect(await balance()).toBe(before);
+  });
+
   it("a blocking send leaves no timer behind: its 240 s wait is cleared when the answer comes", async () => {
     const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
     await rpc(app.url, agent, key, "SendMessage", message("warm"));
