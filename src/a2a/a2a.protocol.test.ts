@@ -1,8 +1,10 @@
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
+import { balanceMicros } from "../../test/helpers/balance.js";
 import { createAccount, gql } from "../../test/helpers/graphql.js";
+import { spyQueries } from "../../test/helpers/pool-spy.js";
 
 /**
  * A2A JSON-RPC on the wire: the chat API's refusals (402, 429, thread_busy) with their HTTP
@@ -204,14 +206,12 @@ describe("A2A JSON-RPC semantics", () => {
 
   it("a chat task's record is written once, when its id is about to leave: by the finish, ended, for a blocking send and a fast stream; by a durable open for a non-blocking send; a refused turn writes none", async () => {
     const pool = app.runtime.pool;
-    const turn: string[] = [];
-    const query = pool.query.bind(pool) as (...a: unknown[]) => unknown;
     // The statements of a turn and of a task's record (background work has other names).
-    const spy = vi.spyOn(pool, "query").mockImplementation(((q: unknown, ...rest: unknown[]) => {
-      const { name, text } = typeof q === "string" ? { name: undefined, text: q } : (q as { name?: string; text: string });
+    const turn: string[] = [];
+    const spy = spyQueries(pool, ({ name, text }) => {
       if (name?.startsWith("chat-open") || name?.startsWith("thread-finish") || name?.startsWith("a2a-") || /(insert into|update)\s+"?a2a_tasks/.test(text)) turn.push(name ?? "a2a task statement");
-      return query(q, ...rest);
-    }) as typeof pool.query);
+      return undefined;
+    });
     const row = async (id: string) =>
       (await pool.query<{ account_id: string; agent_id: string; context_id: string; kind: string; text: string }>("select account_id, agent_id, context_id, kind, request->'parts'->0->>'text' as text from a2a_tasks where id = $1", [id])).rows[0];
     const tasksOf = async (agentId: string) => (await pool.query<{ n: number }>("select count(*)::int as n from a2a_tasks where agent_id = $1", [agentId])).rows[0]!.n;
@@ -247,7 +247,7 @@ describe("A2A JSON-RPC semantics", () => {
       expect(await row(streamed[0].result.task.id)).toMatchObject({ context_id: sent.contextId, text: "third" });
       expect((await rpc(other.url, agent, key, "GetTask", { id: streamed[0].result.task.id })).body.result.status.state).toBe("TASK_STATE_COMPLETED");
     } finally {
-      spy.mockRestore();
+      spy.restore();
     }
     // Refused by the open (the rate limit, the balance, a busy thread): an error and no task.
     const limited = await newKey(admin, agent, 1);
@@ -265,7 +265,7 @@ describe("A2A JSON-RPC semantics", () => {
     const acc = await createAccount(app.url, app.operatorToken, "a2a-deleted-mid-turn", "3");
     const a = (await gql(app.url, acc.adminToken, `mutation { createAgent(input: { name: "d" }) { id } }`)).data!.createAgent.id;
     const k = await newKey(acc.adminToken, a);
-    const balance = async () => Number((await app.runtime.pool.query<{ b: string }>("select balance_micros as b from accounts where id = $1", [acc.accountId])).rows[0]!.b);
+    const balance = () => balanceMicros(app.url, acc.adminToken);
     const before = await balance();
     const sent = rpc(app.url, a, k, "SendMessage", message("#slow"));
     // The turn's thread exists once its open committed; delete it while the upstream call runs.

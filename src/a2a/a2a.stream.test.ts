@@ -1,8 +1,9 @@
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
+import { spyQueries } from "../../test/helpers/pool-spy.js";
 import { createAccount, gql } from "../../test/helpers/graphql.js";
 
 /**
@@ -113,19 +114,12 @@ describe("A2A SendStreamingMessage events", () => {
 
   /** Spies the pool: the statements' names, and the stream's own write of its task's record held until `release`. */
   const holdRecordWrite = () => {
-    const pool = app.runtime.pool;
-    const query = pool.query.bind(pool) as (...a: unknown[]) => unknown;
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
-    const names: string[] = [];
-    const spy = vi.spyOn(pool, "query").mockImplementation(((q: unknown, ...rest: unknown[]) => {
-      const name = (q as { name?: string })?.name;
-      if (name) names.push(name);
-      if (name === "a2a-insert-working-task") return released.then(() => query(q, ...rest));
-      return query(q, ...rest);
-    }) as typeof pool.query);
-    const made = () => names.filter((n) => n === "a2a-insert-working-task").length;
-    return { names, made, release, restore: () => (release(), spy.mockRestore()) };
+    const spy = spyQueries(app.runtime.pool, (q) => (q.name === "a2a-insert-working-task" ? released : undefined));
+    const names = () => spy.seen.flatMap((q) => (q.name ? [q.name] : []));
+    const made = () => names().filter((n) => n === "a2a-insert-working-task").length;
+    return { names, made, release, restore: () => (release(), spy.restore()) };
   };
   const until = async (what: () => boolean) => {
     for (let i = 0; i < 500 && !what(); i++) await new Promise((r) => setTimeout(r, 10));
@@ -162,7 +156,7 @@ describe("A2A SendStreamingMessage events", () => {
       expect(rest[0].artifactUpdate.artifact.parts[0].text).toBe(" there");
       expect(rest.at(-1).statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
       // The finish ended the row the stream wrote.
-      expect(spy.names.filter((n) => n.startsWith("thread-finish"))).toEqual(["thread-finish-turn-a2a-task"]);
+      expect(spy.names().filter((n) => n.startsWith("thread-finish"))).toEqual(["thread-finish-turn-a2a-task"]);
     } finally {
       more();
       spy.restore();
@@ -207,8 +201,8 @@ describe("A2A SendStreamingMessage events", () => {
         expect(rows).toEqual([{ state: "completed", answer: "Hello there" }]);
       }
       expect(spy.made()).toBe(0);
-      expect(spy.names.filter((n) => n.startsWith("thread-finish"))).toEqual(Array(5).fill("thread-finish-turn-a2a-new-task"));
-      expect(spy.names.filter((n) => n.startsWith("chat-open")).every((n) => !n.includes("a2a"))).toBe(true);
+      expect(spy.names().filter((n) => n.startsWith("thread-finish"))).toEqual(Array(5).fill("thread-finish-turn-a2a-new-task"));
+      expect(spy.names().filter((n) => n.startsWith("chat-open")).every((n) => !n.includes("a2a"))).toBe(true);
     } finally {
       spy.restore();
     }
@@ -219,12 +213,7 @@ describe("A2A SendStreamingMessage events", () => {
     let more!: () => void;
     const upstreamHeld = new Promise<void>((r) => (more = r));
     nextRead = () => upstreamHeld;
-    const pool = app.runtime.pool;
-    const query = pool.query.bind(pool) as (...a: unknown[]) => unknown;
-    const spy = vi.spyOn(pool, "query").mockImplementation(((q: unknown, ...rest: unknown[]) => {
-      if ((q as { name?: string })?.name === "a2a-insert-working-task") return Promise.reject(Object.assign(new Error("connection terminated"), { code: "57P01" }));
-      return query(q, ...rest);
-    }) as typeof pool.query);
+    const spy = spyQueries(app.runtime.pool, (q) => (q.name === "a2a-insert-working-task" ? Object.assign(new Error("connection terminated"), { code: "57P01" }) : undefined));
     try {
       const events = await send("no record");
       const got = await all(events).finally(() => more());
@@ -232,7 +221,7 @@ describe("A2A SendStreamingMessage events", () => {
       expect(got[0]).toEqual({ error: expect.objectContaining({ code: expect.any(Number), message: expect.any(String) }) });
     } finally {
       more();
-      spy.mockRestore();
+      spy.restore();
     }
   });
 });

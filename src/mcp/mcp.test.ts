@@ -2,10 +2,11 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LATEST_PROTOCOL_VERSION, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
 import { createAccount, gql } from "../../test/helpers/graphql.js";
+import { spyQueries } from "../../test/helpers/pool-spy.js";
 
 /**
  * Every chat agent is an MCP server: the official TypeScript SDK's Client over Streamable HTTP,
@@ -302,17 +303,15 @@ describe("MCP server of a chat agent (official TypeScript SDK client)", () => {
       const clients = [(await connect(doomed)).client, (await connect(doomed, agentId, second.url)).client];
       // A turn on each instance: the key is in both caches, and the chat call reads it from there.
       const lookups: string[] = [];
-      const query = app.runtime.pool.query.bind(app.runtime.pool) as (...a: unknown[]) => unknown;
-      const spy = vi.spyOn(app.runtime.pool, "query").mockImplementation(((q: unknown, ...rest: unknown[]) => {
-        const text = typeof q === "string" ? q : (q as { text: string }).text;
+      const spy = spyQueries(app.runtime.pool, ({ text }) => {
         if (/from api_keys k join agents/.test(text)) lookups.push(text);
-        return query(q, ...rest);
-      }) as typeof app.runtime.pool.query);
+        return undefined;
+      });
       let threadId: string;
       try {
         threadId = ((await chat(clients[0]!, { message: `${name} warm` })).structuredContent as { thread_id: string }).thread_id;
       } finally {
-        spy.mockRestore();
+        spy.restore();
       }
       expect(lookups).toEqual([]);
       expect((await chat(clients[1]!, { message: `${name} warm 2`, thread_id: threadId })).isError).toBeFalsy();
