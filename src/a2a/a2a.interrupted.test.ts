@@ -88,9 +88,17 @@ describe("A2A chat tasks that outlive the wait or lose their turn", () => {
     const got = await c.getTask({ tenant: "", id: sent.id });
     expect(got.status?.state).toBe(TaskState.TASK_STATE_WORKING);
     expect(got.contextId).toBe(sent.contextId);
+    // ...and can follow it to its end.
+    const heard: StreamResponse[] = [];
+    const subscribed = (async () => {
+      for await (const e of c.resubscribeTask({ tenant: "", id: sent.id })) heard.push(e as StreamResponse);
+    })();
+    await waitUntil(async () => (await app.runtime.pool.query("select 1 from a2a_tasks where id = $1 and followed", [sent.id])).rowCount === 1, 30_000, "the subscriber following");
 
     gate.release();
-    await waitUntil(async () => (await c.getTask({ tenant: "", id: sent.id })).status?.state !== TaskState.TASK_STATE_WORKING, 30_000, "the task's end");
+    await subscribed;
+    expect(heard.at(-1)?.payload).toMatchObject({ $case: "statusUpdate", value: { taskId: sent.id, status: { state: TaskState.TASK_STATE_COMPLETED } } });
+    expect(heard.some((e) => e.payload?.$case === "artifactUpdate")).toBe(true);
     const ended = await c.getTask({ tenant: "", id: sent.id });
     expect(ended.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(answer(ended)).toBe(answer(ref));
@@ -115,9 +123,17 @@ describe("A2A chat tasks that outlive the wait or lose their turn", () => {
     });
     const taskId = ((await r.json()) as { result: { task: { id: string } } }).result.task.id;
     await waitUntil(() => gate.arrived >= 1, 30_000, "the turn at the upstream");
+    // A subscriber follows the task (its end is NOTIFYed from the mark on).
+    const c = await client();
+    const heard: StreamResponse[] = [];
+    const subscribed = (async () => {
+      for await (const e of c.resubscribeTask({ tenant: "", id: taskId })) heard.push(e as StreamResponse);
+    })();
+    await waitUntil(async () => (await app.runtime.pool.query("select 1 from a2a_tasks where id = $1 and followed", [taskId])).rowCount === 1, 30_000, "the subscriber following");
     // As if the instance running the turn had died: its lease runs out, and the periodic reclaim takes it.
     await app.runtime.pool.query("update threads set busy_until = now() - interval '1 second' where account_id = $1 and turn_id is not null", [accountId]);
-    const c = await client();
+    await subscribed;
+    expect(heard.at(-1)?.payload).toMatchObject({ $case: "statusUpdate", value: { taskId, status: { state: TaskState.TASK_STATE_FAILED } } });
     await waitUntil(async () => (await c.getTask({ tenant: "", id: taskId })).status?.state === TaskState.TASK_STATE_FAILED, 30_000, "the task failed");
     const finals = () => hooks.to(path).map((x) => StreamResponse.fromJSON(JSON.parse(x.body))).filter((e) => e.payload?.$case === "task");
     await waitUntil(() => finals().length > 0, 60_000, "the FAILED push");
