@@ -32,6 +32,11 @@ export interface StartedChatTask {
   done: Promise<TaskRow | undefined>;
   /** With `record: "alongside"`: resolves once the task's record is written and durable (rejects if that failed). */
   written?: Promise<void>;
+  /**
+   * With `record: "finish"`: writes the record now, working, unless the finish already claimed it;
+   * resolves once the record (working, or the end) is written and durable.
+   */
+  writeNow?: () => Promise<void>;
   /** Whether the turn's end is on its way (its finish began, or the turn ended): no more text comes. */
   ending: () => boolean;
 }
@@ -40,7 +45,8 @@ export interface StartedChatTask {
  * When the task's record is written, so that a client that saw its id finds it (after a
  * PostgreSQL crash too): "open" (the id leaves right after the open: a non-blocking send, or a
  * push config that refers to the task; the open commits synchronously), "finish" (a blocking send:
- * the id leaves with the end, which the finish writes), "alongside" (a stream: the finish writes
+ * the id leaves with the end, which the finish writes; if the send's wait runs out first,
+ * `writeNow` writes it working, as a stream's early write does, and the finish ends that row), "alongside" (a stream: the finish writes
  * it, or its own statement does when the id must leave before the end: streamed-task-record.ts).
  */
 export type TaskRecordTiming = "open" | "finish" | "alongside";
@@ -123,7 +129,7 @@ export async function startChatTask(
   // once the turn's lease is released (store.ts INTERRUPTED).
   const { threadId } = await Promise.race([started, turn.then(() => started)]);
   contextId = threadId;
-  if (hooks.record === "alongside") streamed = new StreamedTaskRecord(() => insertWorkingChatTask(runtime.pool, record, threadId), RECORD_WITHIN_MS);
+  if (hooks.record !== "open") streamed = new StreamedTaskRecord(() => insertWorkingChatTask(runtime.pool, record, threadId), hooks.record === "alongside" ? RECORD_WITHIN_MS : undefined);
   const end = async (state: "completed" | "failed" | "canceled", answer: string | null, error: string | null): Promise<TaskRow | undefined> => {
     ending = true;
     running.delete(record.id);
@@ -152,5 +158,7 @@ export async function startChatTask(
     streamed?.failed(err);
   });
   const row = chatTaskRow(record.id, threadId, record.request, { state: "working", answer: null, error: null }, record.startedAt);
-  return { taskId: row.id, contextId: threadId, row, done: done.catch(() => undefined), written: streamed?.ready, ending: () => ending };
+  const early = streamed;
+  const writeNow = early && hooks.record === "finish" ? () => (early.writeNow(), early.ready) : undefined;
+  return { taskId: row.id, contextId: threadId, row, done: done.catch(() => undefined), written: hooks.record === "alongside" ? early?.ready : undefined, writeNow, ending: () => ending };
 }

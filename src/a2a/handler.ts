@@ -48,8 +48,6 @@ export interface CallState {
 }
 export const CALL_STATE = "agw";
 
-/** A blocking SendMessage waits at most this long (under the proxy's 300 s), then answers with the task as it is. */
-const BLOCKING_WAIT_MS = 240_000;
 /** A stream on a task closes after this long without the end (the client subscribes again). */
 const STREAM_MAX_MS = 3_600_000;
 const CHAT_POLL_MS = 5_000;
@@ -142,7 +140,11 @@ export class GatewayA2AHandler implements A2ARequestHandler {
   }
 
   /** Starts the task of a message: a chat turn or a job. */
-  private async start(s: CallState, params: SendMessageRequest, onDelta?: (text: string) => void): Promise<{ taskId: string; row?: TaskRow; done?: Promise<TaskRow | undefined>; written?: Promise<void>; ending?: () => boolean }> {
+  private async start(
+    s: CallState,
+    params: SendMessageRequest,
+    onDelta?: (text: string) => void,
+  ): Promise<{ taskId: string; row?: TaskRow; done?: Promise<TaskRow | undefined>; written?: Promise<void>; writeNow?: () => Promise<void>; ending?: () => boolean }> {
     // A push config refers to the task's record: it is written before the config is kept.
     const record = params.configuration?.returnImmediately || params.configuration?.taskPushNotificationConfig?.url ? "open" : onDelta !== undefined ? "alongside" : "finish";
     const m = this.checkMessage(params);
@@ -151,7 +153,7 @@ export class GatewayA2AHandler implements A2ARequestHandler {
     if (!principal.automation) {
       const t = await startChatTask(this.runtime, principal, m, { onRateLimit: s.onRateLimit, onDelta, record });
       await this.keepPushConfig(s, params, t.taskId);
-      return { taskId: t.taskId, row: t.row, done: t.done, written: t.written, ending: t.ending };
+      return { taskId: t.taskId, row: t.row, done: t.done, written: t.written, writeNow: t.writeNow, ending: t.ending };
     }
     const payloadText = JSON.stringify(jobPayload(m));
     const { accountId, id: agentId } = principal.agent;
@@ -210,17 +212,21 @@ export class GatewayA2AHandler implements A2ARequestHandler {
 
   async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Task> {
     return this.guard(context, async (s) => {
-      const { taskId, done } = await this.start(s, params);
+      const { taskId, done, writeNow } = await this.start(s, params);
       const view = { historyLength: params.configuration?.historyLength };
       if (params.configuration?.returnImmediately) return this.reread(s, taskId, view);
+      const waitMs = this.runtime.config.a2aBlockingWaitMs;
       if (done) {
         // The end this process wrote is the task as stored: no need to read it back.
         let timer: NodeJS.Timeout | undefined;
-        const ended = await Promise.race([done, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), BLOCKING_WAIT_MS).unref()))]).finally(() => clearTimeout(timer));
+        const ended = await Promise.race([done, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), waitMs).unref()))]).finally(() => clearTimeout(timer));
         if (ended) return toTask(ended, { ...view, user: params.message });
+        // Still running (it will be billed): its record is written now, working, so the answer
+        // names a task the client can get or subscribe to instead of sending (and paying) again.
+        await writeNow?.();
       } else {
         const row = await this.task(s, taskId);
-        if (!isTerminal(row)) await this.follow(s, row, new Date(Date.now() + BLOCKING_WAIT_MS), new AbortController().signal);
+        if (!isTerminal(row)) await this.follow(s, row, new Date(Date.now() + waitMs), new AbortController().signal);
       }
       return this.reread(s, taskId, view);
     });

@@ -4,6 +4,7 @@ import { sqlNames } from "../db/names.js";
 import { newId } from "../infra/ids.js";
 import { statement, type Param } from "../db/statement.js";
 import { finishTurnStatement, type TurnFinishWith } from "../threads/finish.js";
+import { reclaimStatements } from "../threads/store.js";
 import { openStatements, type TurnOpenWith } from "../chat/store.js";
 import { chatTaskPushCte } from "../outbound/store.js";
 
@@ -38,7 +39,12 @@ export interface TaskRow {
   cursorUs: number;
 }
 
-/** An interrupted chat turn (its instance died: the thread lease ran out) reads as failed. */
+const INTERRUPTED_ERROR = "The turn was interrupted";
+
+/**
+ * An interrupted chat turn (its instance died: the thread lease ran out) reads as failed until
+ * the reclaim ends its task (TURN_RECLAIM_WITH_TASKS), and for ever when nothing could store its end.
+ */
 const INTERRUPTED = `t.${T.state} = 'working' and t.${T.updatedAt} < now() - interval '1 minute'
   and not exists (select 1 from ${H.table} h where h.${H.id} = t.${T.contextId} and h.${H.busyUntil} > now())`;
 
@@ -53,7 +59,7 @@ const STATE = `case
 const STATUS_AT = `coalesce(j.${J.finishedAt}, j.${J.startedAt}, j.${J.createdAt}, t.${T.updatedAt})`;
 
 const COLUMNS = `t.${T.id} as id, t.${T.contextId} as "contextId", t.${T.kind} as kind, ${STATE} as state, t.${T.request} as request,
-  t.${T.answer} as answer, case when t.${T.kind} = 'chat' and ${INTERRUPTED} then 'The turn was interrupted' else coalesce(t.${T.error}, j.${J.error}) end as error,
+  t.${T.answer} as answer, case when t.${T.kind} = 'chat' and ${INTERRUPTED} then '${INTERRUPTED_ERROR}' else coalesce(t.${T.error}, j.${J.error}) end as error,
   j.${J.result} as result, (select e.${E.payload} from ${E.table} e where e.${E.job} = j.${J.id} order by e.${E.createdAt} limit 1) as payload,
   ${STATUS_AT} as "statusAt", (extract(epoch from ${STATUS_AT}) * 1000000)::bigint as "cursorUs"`;
 
@@ -143,6 +149,22 @@ const FOLLOW_TASK = statement("a2a-follow-task", (p) => `update ${T.table} set $
 export async function followTask(db: pg.Pool, id: string): Promise<void> {
   await db.query(FOLLOW_TASK.with({ taskId: id }));
 }
+
+/**
+ * The reclaim of dead chat turns (threads/store.ts), extended to end their tasks failed in its own
+ * statement, through the same CTEs as every end: the push notifications recorded, the NOTIFY sent
+ * when someone follows the task. One turn at a time holds a thread's lease, so a task still working
+ * on a dead turn's thread is that turn's (or an earlier one's whose end could not be stored: not
+ * running either). Found through the agent's index: context_id has none (the insert stays cheap).
+ * Installed on the runtime by the composition root, so every reclaim ends them.
+ */
+export const TURN_RECLAIM_WITH_TASKS = reclaimStatements({
+  name: "a2a-tasks",
+  ctes: () =>
+    taskEndCtes(`update ${T.table} t set ${T.state} = 'failed', ${T.error} = '${INTERRUPTED_ERROR}', ${T.updatedAt} = now() from dead d
+                where t.${T.agent} = d.agent_id and t.${T.contextId} = d.thread_id and t.${T.kind} = 'chat' and t.${T.state} = 'working'`),
+  columns: TASK_END_NOTIFIED,
+});
 
 /**
  * A chat task's end on its own (a turn that failed, or whose finish did not write it): the

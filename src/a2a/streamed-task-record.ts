@@ -6,7 +6,8 @@
  * learns the id early): then `write` inserts it, working, in a synchronous commit of its own, and
  * the finish ends that row. `claim` is the finish's question "did a write start?", and after it no
  * write starts: exactly one of the two writes the record. Nothing is left pending: the timer is
- * cleared on the first of these.
+ * cleared on the first of these. A blocking send's record works the same way, without the timer:
+ * its finish writes it, unless the send's wait runs out first (`writeNow`).
  */
 export class StreamedTaskRecord {
   /** Resolves once the record is written and durable; rejects when `write` failed (and nothing else wrote it). */
@@ -17,19 +18,19 @@ export class StreamedTaskRecord {
   private writing: Promise<boolean> | undefined;
   private claimed = false;
   private settled = false;
-  private readonly timer: NodeJS.Timeout;
+  private readonly timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly write: () => Promise<void>,
-    withinMs: number,
+    /** Without it, only `writeNow` writes the record (a blocking send whose wait runs out). */
+    withinMs?: number,
   ) {
     this.ready = new Promise<void>((resolve, reject) => {
       this.resolveReady = resolve;
       this.rejectReady = reject;
     });
     this.ready.catch(() => {}); // awaited by the stream; a stream that failed first does not
-    this.timer = setTimeout(() => this.writeNow(), withinMs);
-    this.timer.unref();
+    this.timer = withinMs === undefined ? undefined : setTimeout(() => this.writeNow(), withinMs).unref();
   }
 
   /** Writes the record now (once), unless a write started or the finish claimed it. */

@@ -1,6 +1,7 @@
 import type { ApiServer } from "../http/server.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { RunningWorker } from "../temporal/worker.js";
+import { TURN_RECLAIM_WITH_TASKS } from "../a2a/store.js";
 import { startApi } from "./api.js";
 
 /**
@@ -39,6 +40,8 @@ export async function createApp(runtime: Runtime, options: AppOptions): Promise<
   const opts = <T extends object>(o: boolean | T | undefined): T | undefined => (o ? (typeof o === "object" ? o : ({} as T)) : undefined);
   const apiOptions = opts(options.api);
   const workerOptions = opts(options.worker);
+  // Every agent is an A2A server: a dead chat turn's reclaim ends its task too (push, NOTIFY).
+  runtime.turnReclaim ??= TURN_RECLAIM_WITH_TASKS;
   const [a, w] = await Promise.allSettled([apiOptions && startApi(runtime, apiOptions), workerOptions && startWorker(runtime, workerOptions)]);
   const api = a.status === "fulfilled" ? a.value : undefined;
   const worker = w.status === "fulfilled" ? w.value : undefined;

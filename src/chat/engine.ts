@@ -183,7 +183,7 @@ export async function executeTurn(runtime: Runtime, input: TurnInput, hooks: Tur
     if (rl && opened.rateLimit) enforceRateLimit(rl.limit, opened.rateLimit, opened.rateLimit.now, rl.onState);
     if (!opened.leased) {
       // Not found (404), busy (409), or held by a dead turn: reclaimed, then leased once more (already counted).
-      await leaseRefused(pool, { threadId, accountId: agent.accountId, agentId: agent.id });
+      await leaseRefused(pool, { threadId, accountId: agent.accountId, agentId: agent.id }, runtime.turnReclaim);
       opened = await open();
       if (!opened.leased) throw threadBusy();
     }

@@ -12,7 +12,7 @@ import { reclaimExpiredTurns } from "../threads/store.js";
 export function startHoldReclaim(runtime: Runtime): () => void {
   let running: Promise<void> | undefined;
   const sweep = () => {
-    running ??= reclaimExpiredTurns(runtime.pool)
+    running ??= reclaimExpiredTurns(runtime.pool, {}, runtime.turnReclaim)
       .then((r) => {
         if (r.turns) runtime.log.warn({ turns: r.turns, holds: r.holds, micros: r.micros }, "reclaimed chat turns whose thread lease expired");
       })

@@ -127,6 +127,8 @@ const envSchema = z.object({
   DEFAULT_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   /** How often each API instance settles chat turns whose thread lease expired (a crashed instance's holds). */
   HOLD_RECLAIM_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+  /** How long a blocking A2A SendMessage waits for the task's end before answering with it as it is (under the proxy's 300 s). */
+  A2A_BLOCKING_WAIT_SECONDS: z.coerce.number().int().min(1).max(290).default(240),
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(120_000),
   UPSTREAM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   /** Per-model circuit breaker: this many failed calls within the window open it (0: off). */
@@ -257,6 +259,8 @@ export interface Config {
   defaultRateLimitPerMinute: number;
   /** The period of the reclaim of dead turns' holds (threads/store.ts reclaimExpiredTurns), per API instance. */
   holdReclaimIntervalMs: number;
+  /** How long a blocking A2A SendMessage waits for the end; then it answers with the task as it is (a chat task's record written then). */
+  a2aBlockingWaitMs: number;
   /** Run limits, the one source for the sandbox and the workflow's timeouts (per agent within these maxima). */
   sandbox: {
     /** CPU time the script itself may use (the sandbox thread's CPU, not time spent awaiting). */
@@ -417,6 +421,7 @@ export function loadConfig(
     modelPrices: env.MODEL_PRICES ?? {},
     defaultRateLimitPerMinute: env.DEFAULT_RATE_LIMIT_PER_MINUTE,
     holdReclaimIntervalMs: env.HOLD_RECLAIM_INTERVAL_MS,
+    a2aBlockingWaitMs: env.A2A_BLOCKING_WAIT_SECONDS * 1000,
     sandbox: {
       cpuTimeMs: env.SCRIPT_CPU_TIME_MS,
       wallTimeMs: env.SCRIPT_WALL_TIME_MS,

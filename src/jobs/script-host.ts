@@ -168,7 +168,7 @@ export class ScriptHost {
   private async recoverCutTurn(inflight: InFlightTurn | null): Promise<{ stored: Stored; cost: number } | undefined> {
     if (!inflight?.holdReference || !inflight.threadId) return undefined;
     const { pool } = this.d.runtime;
-    if ((await reclaimExpiredTurns(pool, { threadId: inflight.threadId, turnId: inflight.holdReference })).turns > 0) return undefined;
+    if ((await reclaimExpiredTurns(pool, { threadId: inflight.threadId, turnId: inflight.holdReference }, this.d.runtime.turnReclaim)).turns > 0) return undefined;
     const turn = await answeredTurn(pool, inflight.threadId, inflight.holdReference);
     if (!turn) return undefined;
     const usage = { prompt_tokens: turn.inputTokens, completion_tokens: turn.outputTokens, total_tokens: turn.inputTokens + turn.outputTokens };

@@ -1,6 +1,7 @@
 import type { MikroORM } from "@mikro-orm/postgresql";
 import type pg from "pg";
 import type { Config } from "../config/config.js";
+import type { Statement } from "../db/statement.js";
 import { openDatabase } from "../db/orm.js";
 import { createLogger, type Logger } from "../infra/logger.js";
 import { Metrics } from "../infra/metrics.js";
@@ -34,6 +35,13 @@ export interface Runtime {
    * and `runtime.json` is written): `/readyz` answers 503 with this reason until it is cleared.
    */
   starting?: string;
+  /**
+   * The statements of the reclaim of dead chat turns (threads/store.ts `reclaimStatements`) when a
+   * capability above `threads` ends its own records with them; installed by the composition root
+   * (the A2A ones end the turns' tasks), so every reclaim (the periodic one, a new turn on the
+   * thread, a run's next attempt) does. Unset: the plain reclaim.
+   */
+  turnReclaim?: Readonly<Record<"expired" | "thread" | "turn", Statement>>;
   /** Run in order at the start of `close()` (e.g. stopping the webhook dispatcher loop). */
   closeHooks?: (() => Promise<void> | void)[];
   close(): Promise<void>;

@@ -4,7 +4,7 @@ import type { ChatMessage } from "../providers/types.js";
 import { reclaimCte, settledCallCte } from "../billing/ledger.js";
 import { sqlNames } from "../db/names.js";
 import { Message, Thread } from "../db/schema.js";
-import { statement, type Param } from "../db/statement.js";
+import { statement, type Param, type Statement } from "../db/statement.js";
 
 /**
  * Thread persistence for the chat hot path, in hand-written SQL (one round trip per step).
@@ -81,10 +81,10 @@ const UNLEASE = statement("thread-unlease", (p) => `update ${T.table} set ${T.bu
  * lease expired with a dead turn, reclaims that turn (threads then free) and returns, so the
  * caller takes the lease once more (and answers thread_busy if that fails too); else thread_busy.
  */
-export async function leaseRefused(pool: pg.Pool, a: { threadId: string; accountId: string; agentId: string }): Promise<void> {
+export async function leaseRefused(pool: pg.Pool, a: { threadId: string; accountId: string; agentId: string }, reclaim?: ReclaimStatements): Promise<void> {
   const exists = await pool.query<{ expired: boolean | null }>(EXISTS.with(a));
   if (!exists.rowCount) throw new AppError("thread_not_found", `Thread ${a.threadId} not found`, { param: "thread_id" });
-  if (exists.rows[0]!.expired && (await reclaimExpiredTurns(pool, { threadId: a.threadId })).turns > 0) return;
+  if (exists.rows[0]!.expired && (await reclaimExpiredTurns(pool, { threadId: a.threadId }, reclaim)).turns > 0) return;
   throw threadBusy();
 }
 
@@ -117,16 +117,37 @@ function deadCte(p: Param, which: "expired" | "thread" | "turn"): string {
     which === "expired"
       ? `${T.turnId} is not null and ${T.busyUntil} < now()`
       : `${T.id} = ${p("threadId")} and ${T.turnId} is not null and ${which === "turn" ? `${T.turnId} = ${p("turnId")}` : `${T.busyUntil} < now()`}`;
-  return `dead as (select ${T.id} as thread_id, ${T.turnId} as turn_id from ${T.table} where ${where} limit ${p("limit")} for update skip locked),
+  return `dead as (select ${T.id} as thread_id, ${T.turnId} as turn_id, ${T.agent} as agent_id from ${T.table} where ${where} limit ${p("limit")} for update skip locked),
           unleased as (update ${T.table} t set ${T.busyUntil} = null, ${T.turnId} = null from dead where t.${T.id} = dead.thread_id returning t.${T.id})`;
 }
-const reclaim = (which: "expired" | "thread" | "turn") =>
-  statement(
-    `thread-reclaim-${which}`,
-    (p) => `with ${deadCte(p, which)}, ${reclaimCte("dead")}
-       select (select count(*) from unleased)::int as turns, (select count(*) from reclaimed)::int as holds, coalesce((select sum(amount) from reclaimed), 0)::text as micros`,
-  );
-const RECLAIM = { expired: reclaim("expired"), thread: reclaim("thread"), turn: reclaim("turn") };
+type ReclaimWhich = "expired" | "thread" | "turn";
+
+/** The reclaim's statements, one per `which`: this module's, or a caller's extension of them (`reclaimStatements`). */
+export type ReclaimStatements = Readonly<Record<ReclaimWhich, Statement>>;
+
+/**
+ * What a caller above `threads` ends with the dead turns, in the reclaim's own statement (A2A: the
+ * turns' tasks, with their push notifications): CTEs that read `dead` (thread_id, turn_id,
+ * agent_id: the threads whose turn died, locked), and columns of the result.
+ */
+export interface ReclaimExtension {
+  name: string;
+  ctes: (p: Param) => string;
+  columns: string;
+}
+
+/** The reclaim's statements, optionally extended; built once per caller, when its module loads, so they stay prepared. */
+export function reclaimStatements(extension?: ReclaimExtension): ReclaimStatements {
+  const one = (which: ReclaimWhich) =>
+    statement(
+      `thread-reclaim-${which}${extension ? `-${extension.name}` : ""}`,
+      (p) => `with ${deadCte(p, which)}, ${reclaimCte("dead")}${extension ? `,
+          ${extension.ctes(p)}` : ""}
+       select (select count(*) from unleased)::int as turns, (select count(*) from reclaimed)::int as holds, coalesce((select sum(amount) from reclaimed), 0)::text as micros${extension ? `, ${extension.columns}` : ""}`,
+    );
+  return { expired: one("expired"), thread: one("thread"), turn: one("turn") };
+}
+const RECLAIM = reclaimStatements();
 const RECLAIM_BATCH = 500;
 
 /**
@@ -136,11 +157,15 @@ const RECLAIM_BATCH = 500;
  * that thread's expired lease (a new turn wants it), or with `turnId` that turn's lease whether
  * expired or not (a run's next attempt after a crash).
  */
-export async function reclaimExpiredTurns(pool: pg.Pool, only: { threadId?: string; turnId?: string } = {}): Promise<{ turns: number; holds: number; micros: number }> {
+export async function reclaimExpiredTurns(
+  pool: pg.Pool,
+  only: { threadId?: string; turnId?: string } = {},
+  statements: ReclaimStatements = RECLAIM,
+): Promise<{ turns: number; holds: number; micros: number }> {
   const which = only.turnId ? "turn" : only.threadId ? "thread" : "expired";
   const total = { turns: 0, holds: 0, micros: 0 };
   for (;;) {
-    const { rows } = await pool.query<{ turns: number; holds: number; micros: string }>(RECLAIM[which].with({ threadId: only.threadId, turnId: only.turnId, limit: RECLAIM_BATCH }));
+    const { rows } = await pool.query<{ turns: number; holds: number; micros: string }>(statements[which].with({ threadId: only.threadId, turnId: only.turnId, limit: RECLAIM_BATCH }));
     const r = rows[0]!;
     total.turns += r.turns;
     total.holds += r.holds;
