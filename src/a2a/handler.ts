@@ -27,10 +27,11 @@ import { startAgentJob } from "../agent-jobs/start.js";
 import { cancelJob } from "../jobs/control.js";
 import { waitForJob } from "../jobs/wait.js";
 import type { KeyPrincipal } from "../keys/auth.js";
-import type { RateLimitState } from "../chat/rate-limit.js";
+import { consumeRateLimit, type RateLimitState } from "../chat/rate-limit.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { cancelLocalChatTask, startChatTask } from "./chat-task.js";
-import { answerArtifact, jobPayload, stateName, storedRequest, taskStatus, toTask, type TaskView } from "./mapping.js";
+import { answerArtifact, stateName, taskStatus, toTask, type TaskView } from "./mapping.js";
+import { jobTaskInput } from "./job-task.js";
 import { EventQueue } from "./event-queue.js";
 import { addPushConfig } from "./push.js";
 import { A2A_TASK_CHANNEL, deletePushConfig, findPushConfig, findTask, followTask, insertJobTask, listPushConfigs, listTasks, TERMINAL_STATES, type PushConfigRow, type TaskRow } from "./store.js";
@@ -153,10 +154,12 @@ export class GatewayA2AHandler implements A2ARequestHandler {
       await this.keepPushConfig(s, params, t.taskId);
       return { taskId: t.taskId, row: t.row, done: t.done, written: t.written, ending: t.ending };
     }
-    const payloadText = JSON.stringify(jobPayload(m));
+    // Checked before the job starts (it runs and bills once started), counted like MCP's `run`.
+    const input = jobTaskInput(m);
+    await consumeRateLimit(this.runtime.pool, principal.keyId, principal.rateLimitPerMinute, s.onRateLimit);
     const { accountId, id: agentId } = principal.agent;
-    const job = await startAgentJob(this.runtime, { accountId, agentId, source: "a2a", payloadText, idempotencyKey: m.messageId });
-    await insertJobTask(this.runtime.pool, { jobId: job.jobId, accountId, agentId, contextId: m.contextId || newId("ctx"), request: storedRequest(m, false) });
+    const job = await startAgentJob(this.runtime, { accountId, agentId, source: "a2a", payloadText: input.payloadText, idempotencyKey: m.messageId });
+    await insertJobTask(this.runtime.pool, { jobId: job.jobId, accountId, agentId, contextId: input.contextId ?? newId("ctx"), request: input.request });
     if (job.created) await this.keepPushConfig(s, params, job.jobId);
     return { taskId: job.jobId };
   }

@@ -1,0 +1,39 @@
+import type { Message } from "@a2a-js/sdk";
+import { jobPayloadText } from "../agent-jobs/start.js";
+import { checkStorable } from "../chat/fields.js";
+import { AppError } from "../errors/app-error.js";
+import { MAX_JSON_DEPTH, valueTooDeep } from "../infra/json.js";
+import { MAX_BODY_BYTES } from "../webhooks/body.js";
+import { jobPayload, storedRequest } from "./mapping.js";
+
+/** a2a_tasks.context_id's length, and the idempotency record's key (the messageId). */
+const MAX_ID = 255;
+
+export interface JobTaskInput {
+  /** The run's payload (`ctx.payload`), under the webhook's limits. */
+  payloadText: string;
+  /** The client's contextId, or undefined for a new one. */
+  contextId: string | undefined;
+  /** The message as the task record keeps it (mapping.ts `storedRequest`). */
+  request: Record<string, unknown>;
+}
+
+/**
+ * Everything an automation agent's message stores, checked before its job starts: the job runs
+ * and bills once started, and its task record is written right after it, so that write must not
+ * be able to fail on the client's input (a job nobody can see, a `messageId` that fails again).
+ * The payload is held to the webhook's limits (1 MB, depth); the record's contextId to its
+ * column, its text to what PostgreSQL stores (no NUL, no lone surrogate, in keys too), its size
+ * and depth to the payload's. Each refusal is a 4xx AppError naming the field (Invalid params).
+ */
+export function jobTaskInput(m: Message): JobTaskInput {
+  for (const [name, value] of [["messageId", m.messageId], ["contextId", m.contextId]] as const) {
+    if (value.length > MAX_ID) throw new AppError("validation_failed", `message.${name} may be at most ${MAX_ID} characters`, { param: `message.${name}` });
+  }
+  const payloadText = jobPayloadText(jobPayload(m), "message.parts");
+  const request = storedRequest(m, false);
+  if (valueTooDeep(request)) throw new AppError("invalid_json", `message nests arrays/objects deeper than ${MAX_JSON_DEPTH} levels`, { param: "message", details: { max_depth: MAX_JSON_DEPTH } });
+  checkStorable({ message: request });
+  if (Buffer.byteLength(JSON.stringify(request)) > MAX_BODY_BYTES) throw new AppError("payload_too_large", `message without its parts (metadata, extensions, references) exceeds ${MAX_BODY_BYTES} bytes`, { param: "message" });
+  return { payloadText, contextId: m.contextId || undefined, request };
+}
