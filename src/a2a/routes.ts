@@ -126,6 +126,9 @@ export const a2aRoutes: RouteModule = (runtime) => {
         const h = rateLimitHeaders(s);
         for (const k in h) res.setHeader(k, h[k]!);
       };
+      const left = new AbortController();
+      res.on("close", () => res.writableFinished || left.abort());
+      state.left = left.signal;
       const user: User = { isAuthenticated: true, userName: state.principal.keyId };
       const context = defaultServerCallContextBuilder({ extensions: undefined, user, headers: req.headers, requestedVersion: version });
       context.state.set(CALL_STATE, state);
