@@ -2,8 +2,6 @@ import type { Message } from "@a2a-js/sdk";
 import { jobPayloadText } from "../agent-jobs/start.js";
 import { checkStorable } from "../chat/fields.js";
 import { AppError } from "../errors/app-error.js";
-import { MAX_JSON_DEPTH, valueTooDeep } from "../infra/json.js";
-import { MAX_BODY_BYTES } from "../webhooks/body.js";
 import { jobPayload, storedRequest } from "./mapping.js";
 
 /** a2a_tasks.context_id's length, and the idempotency record's key (the messageId). */
@@ -32,8 +30,8 @@ export function jobTaskInput(m: Message): JobTaskInput {
   }
   const payloadText = jobPayloadText(jobPayload(m), "message.parts");
   const request = storedRequest(m, false);
-  if (valueTooDeep(request)) throw new AppError("invalid_json", `message nests arrays/objects deeper than ${MAX_JSON_DEPTH} levels`, { param: "message", details: { max_depth: MAX_JSON_DEPTH } });
   checkStorable({ message: request });
-  if (Buffer.byteLength(JSON.stringify(request)) > MAX_BODY_BYTES) throw new AppError("payload_too_large", `message without its parts (metadata, extensions, references) exceeds ${MAX_BODY_BYTES} bytes`, { param: "message" });
+  // The record's copy of the message (its metadata, extensions, references) under the same limits.
+  jobPayloadText(request, "message");
   return { payloadText, contextId: m.contextId || undefined, request };
 }

@@ -9,7 +9,8 @@ import { chatTaskPushCte } from "../outbound/store.js";
 
 /**
  * The A2A task records (table a2a_tasks). A chat task's state is its own; a job task's state is
- * read from its job (same id) in the same statement, so it can never disagree with the job.
+ * read from its job (same id) in the same statement, so it can never disagree with the job (the
+ * copy on the row, kept by the job's transitions, serves only ListTasks' filter and order).
  */
 
 const T = sqlNames(A2aTask);
