@@ -27,11 +27,13 @@ import { startAgentJob } from "../agent-jobs/start.js";
 import { cancelJob } from "../jobs/control.js";
 import { waitForJob } from "../jobs/wait.js";
 import type { KeyPrincipal } from "../keys/auth.js";
-import type { RateLimitState } from "../chat/rate-limit.js";
+import { consumeRateLimit, type RateLimitState } from "../chat/rate-limit.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { cancelLocalChatTask, startChatTask } from "./chat-task.js";
-import { answerArtifact, jobPayload, stateName, storedRequest, taskStatus, toTask, type TaskView } from "./mapping.js";
+import { answerArtifact, stateName, taskStatus, toTask, type TaskView } from "./mapping.js";
+import { jobTaskInput } from "./job-task.js";
 import { EventQueue } from "./event-queue.js";
+import { StreamSlots } from "./stream-slots.js";
 import { addPushConfig } from "./push.js";
 import { A2A_TASK_CHANNEL, deletePushConfig, findPushConfig, findTask, followTask, insertJobTask, listPushConfigs, listTasks, TERMINAL_STATES, type PushConfigRow, type TaskRow } from "./store.js";
 
@@ -45,6 +47,12 @@ export interface CallState {
   entered?: boolean;
   /** A stream's events wait for this (the first names a task whose record is not yet durable). */
   eventsWaitFor?: Promise<void>;
+  /**
+   * Aborted when the client goes away before the answer's end. A stream stops following its task
+   * then, even while no event is due: the SDK's generator around ours would pass the client's
+   * leaving on only with the next event, and the stream would hold its key's slot until then.
+   */
+  left?: AbortSignal;
 }
 export const CALL_STATE = "agw";
 
@@ -82,11 +90,15 @@ function callState(context: ServerCallContext): CallState {
 }
 
 export class GatewayA2AHandler implements A2ARequestHandler {
+  private readonly streamSlots: StreamSlots;
+
   constructor(
     private readonly runtime: Runtime,
     /** The card as the SDK's transports read it (versions, capabilities). */
     private readonly card: () => Promise<AgentCard>,
-  ) {}
+  ) {
+    this.streamSlots = new StreamSlots(runtime.config.a2aMaxStreamsPerKey);
+  }
 
   getAgentCard(): Promise<AgentCard> {
     return this.card();
@@ -155,10 +167,12 @@ export class GatewayA2AHandler implements A2ARequestHandler {
       await this.keepPushConfig(s, params, t.taskId);
       return { taskId: t.taskId, row: t.row, done: t.done, written: t.written, writeNow: t.writeNow, ending: t.ending };
     }
-    const payloadText = JSON.stringify(jobPayload(m));
+    // Checked before the job starts (it runs and bills once started), counted like MCP's `run`.
+    const input = jobTaskInput(m);
+    await consumeRateLimit(this.runtime.pool, principal.keyId, principal.rateLimitPerMinute, s.onRateLimit);
     const { accountId, id: agentId } = principal.agent;
-    const job = await startAgentJob(this.runtime, { accountId, agentId, source: "a2a", payloadText, idempotencyKey: m.messageId });
-    await insertJobTask(this.runtime.pool, { jobId: job.jobId, accountId, agentId, contextId: m.contextId || newId("ctx"), request: storedRequest(m, false) });
+    const job = await startAgentJob(this.runtime, { accountId, agentId, source: "a2a", payloadText: input.payloadText, idempotencyKey: m.messageId });
+    await insertJobTask(this.runtime.pool, { jobId: job.jobId, accountId, agentId, contextId: input.contextId ?? newId("ctx"), request: input.request });
     if (job.created) await this.keepPushConfig(s, params, job.jobId);
     return { taskId: job.jobId };
   }
@@ -233,7 +247,8 @@ export class GatewayA2AHandler implements A2ARequestHandler {
   }
 
   sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
-    return this.stream(context, async (s, push, signal) => {
+    // A chat turn's stream ends with its turn; an automation agent's follows its job (up to an hour).
+    return this.stream(context, (s) => s.principal.automation, async (s, push, signal) => {
       let chunks = 0;
       let current: Task | undefined;
       // The deltas of one event-loop turn (one upstream read) leave as one artifactUpdate: a
@@ -275,7 +290,7 @@ export class GatewayA2AHandler implements A2ARequestHandler {
   }
 
   resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
-    return this.stream(context, async (s, push, signal) => {
+    return this.stream(context, () => true, async (s, push, signal) => {
       const row = await this.task(s, params.id);
       if (isTerminal(row)) throw new UnsupportedOperationError(`Task ${row.id} is ${row.state}: there is nothing left to subscribe to (use GetTask)`);
       push(taskEvent(toTask(row)));
@@ -307,13 +322,29 @@ export class GatewayA2AHandler implements A2ARequestHandler {
     push(statusEvent({ id: last.id, contextId: last.contextId, status: taskStatus(last) }));
   }
 
-  /** An SSE stream as an async generator; errors before the first event reach the route as errors. */
-  private stream(context: ServerCallContext, body: (s: CallState, push: (e: StreamResponse) => void, signal: AbortSignal) => Promise<void>): AsyncGenerator<StreamResponse, void, undefined> {
+  /**
+   * An SSE stream as an async generator; errors before the first event reach the route as errors.
+   * A stream that follows a task (`followsTask`) holds one of its key's slots while it is open.
+   */
+  private stream(
+    context: ServerCallContext,
+    followsTask: (s: CallState) => boolean,
+    body: (s: CallState, push: (e: StreamResponse) => void, signal: AbortSignal) => Promise<void>,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     const s = callState(context);
     s.entered = true;
     const events = new EventQueue<StreamResponse>();
     const push = (e: StreamResponse) => events.push(e);
-    body(s, push, events.signal).then(
+    s.left?.addEventListener("abort", () => void events.return(), { once: true });
+    const run = async () => {
+      const release = followsTask(s) ? this.streamSlots.take(s.principal.keyId) : undefined;
+      try {
+        await body(s, push, events.signal);
+      } finally {
+        release?.();
+      }
+    };
+    run().then(
       () => events.end(),
       (err: unknown) => events.end({ err: noteFailure(s, err) }),
     );

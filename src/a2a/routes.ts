@@ -9,6 +9,7 @@ import { agentKeyAuth } from "../keys/agent-key.js";
 import { rateLimitHeaders } from "../chat/rate-limit.js";
 import { SseResponse } from "../chat/sse.js";
 import type { RouteModule } from "../http/server.js";
+import type { KeyPrincipal } from "../keys/auth.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { etagOf, v03Card, v1Card } from "./card.js";
 import { appErrorToJsonRpc, internalJsonRpcError, INTERNAL_ERROR, INVALID_PARAMS, type JsonRpcError } from "./errors.js";
@@ -103,7 +104,7 @@ export const a2aRoutes: RouteModule = (runtime) => {
     async (req, res) => {
       const version = req.get("a2a-version") || "0.3";
       const legacy = isLegacy(version);
-      const body = req.body as { id?: unknown; method?: unknown } | undefined;
+      const body = req.body as { id?: unknown; method?: unknown; params?: unknown } | undefined;
       const rpcId = typeof body === "object" && body !== null && (typeof body.id === "string" || typeof body.id === "number") ? body.id : null;
       try {
         validateVersion(version, capabilities, "JSONRPC");
@@ -112,11 +113,22 @@ export const a2aRoutes: RouteModule = (runtime) => {
         return;
       }
       const state = res.locals[CALL_STATE] as CallState;
+      if (!keyRecheckedLater(body, state.principal)) {
+        try {
+          state.principal = await auth(req, String(req.params.agentId), { fresh: true });
+        } catch (err) {
+          reply(res, legacy, rpcId, err);
+          return;
+        }
+      }
       state.onRateLimit = (s) => {
         if (res.headersSent) return;
         const h = rateLimitHeaders(s);
         for (const k in h) res.setHeader(k, h[k]!);
       };
+      const left = new AbortController();
+      res.on("close", () => res.writableFinished || left.abort());
+      state.left = left.signal;
       const user: User = { isAuthenticated: true, userName: state.principal.keyId };
       const context = defaultServerCallContextBuilder({ extensions: undefined, user, headers: req.headers, requestedVersion: version });
       context.state.set(CALL_STATE, state);
@@ -155,6 +167,21 @@ export const a2aRoutes: RouteModule = (runtime) => {
   // Under its prefix: requests to other routes pass one check, and A2A's skip theirs.
   return { router, prefix: "/api/a2a" };
 };
+
+const CHAT_SENDS = new Set(["SendMessage", "SendStreamingMessage", "message/send", "message/stream"]);
+
+/**
+ * The key was checked from the cache (NOTIFY-evicted, up to 5 s old). Only a chat agent's new
+ * message may go on with it: the turn's open statement re-checks that the key exists and has not
+ * expired. Every other call (reads, cancels, push configs, an automation agent's job, a message
+ * naming a task, refused before any turn) has no later check, so the key is looked up fresh: a
+ * deleted key fails at once even while its NOTIFY is late or lost (as MCP does).
+ */
+function keyRecheckedLater(body: { method?: unknown; params?: unknown } | undefined, principal: KeyPrincipal): boolean {
+  if (principal.automation || typeof body?.method !== "string" || !CHAT_SENDS.has(body.method)) return false;
+  const message = (body.params as { message?: { taskId?: unknown } } | undefined)?.message;
+  return typeof message === "object" && message !== null && !message.taskId;
+}
 
 /**
  * The SDK reports any exception as an internal error with its message. Before the handler was

@@ -10,7 +10,8 @@ import { chatTaskPushCte } from "../outbound/store.js";
 
 /**
  * The A2A task records (table a2a_tasks). A chat task's state is its own; a job task's state is
- * read from its job (same id) in the same statement, so it can never disagree with the job.
+ * read from its job (same id) in the same statement, so it can never disagree with the job (the
+ * copy on the row, kept by the job's transitions, serves only ListTasks' filter and order).
  */
 
 const T = sqlNames(A2aTask);
@@ -208,18 +209,32 @@ export function finishTurnWithTask(r: ChatTaskRecord, written: boolean, end: Cha
   return { statement: FINISH_TURN_AND_NEW_TASK, values: { ...recordValues(r), ...endValues(r.id, end, at) } };
 }
 
-/** The record of a job task (id = the job's); a repeated message id finds the record already there. */
+/** A job's state as an A2A state name (`j` the job's row). */
+const JOB_STATE = `case when j.${J.status} = 'queued' then 'submitted' when j.${J.status} = 'running' then 'working' when j.${J.status} = 'done' then 'completed'
+  when j.${J.error} = 'cancelled' then 'canceled' else 'failed' end`;
+
+/**
+ * The record of a job task (id = the job's), with the job's state and status time as this
+ * statement sees them; a repeated message id finds the record already there. A transition of the
+ * job that came first left a stub (outbound/store.ts `jobTaskCte`), completed here: its state and
+ * time, the later ones, stay. A transition meanwhile updates this row (its ON CONFLICT waits for it).
+ */
 export async function insertJobTask(db: pg.Pool, t: { jobId: string; accountId: string; agentId: string; contextId: string; request: Record<string, unknown> }): Promise<void> {
   await db.query(
-    `insert into ${T.table} (${T.id}, ${T.account}, ${T.agent}, ${T.contextId}, ${T.kind}, ${T.request}, ${T.createdAt}, ${T.updatedAt})
-     values ($1, $2, $3, $4, 'job', $5::jsonb, now(), now()) on conflict (${T.id}) do nothing`,
+    `insert into ${T.table} as t (${T.id}, ${T.account}, ${T.agent}, ${T.contextId}, ${T.kind}, ${T.state}, ${T.request}, ${T.createdAt}, ${T.updatedAt})
+     select $1::text, $2::text, $3::text, $4::text, 'job', ${JOB_STATE}, $5::jsonb, now(), coalesce(j.${J.finishedAt}, j.${J.startedAt}, j.${J.createdAt})
+       from ${J.table} j where j.${J.id} = $1::text
+     on conflict (${T.id}) do update set ${T.contextId} = excluded.${T.contextId}, ${T.request} = excluded.${T.request} where t.${T.contextId} = ''`,
     [t.jobId, t.accountId, t.agentId, t.contextId, JSON.stringify(t.request)],
   );
 }
 
+/** A row whose record was written: not a job transition's stub (insertJobTask). */
+const WRITTEN = `t.${T.contextId} <> ''`;
+
 /** A task of this agent of this account, else undefined (another agent's task looks missing). */
 export async function findTask(db: pg.Pool, accountId: string, agentId: string, id: string): Promise<TaskRow | undefined> {
-  const { rows } = await db.query<TaskRow>(`select ${COLUMNS} from ${FROM} where t.${T.id} = $1 and t.${T.account} = $2 and t.${T.agent} = $3`, [id, accountId, agentId]);
+  const { rows } = await db.query<TaskRow>(`select ${COLUMNS} from ${FROM} where t.${T.id} = $1 and t.${T.account} = $2 and t.${T.agent} = $3 and ${WRITTEN}`, [id, accountId, agentId]);
   return rows[0];
 }
 
@@ -231,29 +246,49 @@ export interface TaskListFilter {
   before?: readonly [number, string];
 }
 
-/** A page of the agent's tasks, most recently updated first, and how many match in all. */
+/** ListTasks' totalSize counts at most this many tasks (a bounded walk of the index). */
+export const TOTAL_SIZE_CAP = 1000;
+
+/**
+ * A page of the agent's tasks, newest status first, and how many match (at most TOTAL_SIZE_CAP).
+ * The page is a walk of a2a_tasks_agent_updated_idx in keyset order on the task rows alone (the
+ * status time and state are kept on the row: a job task's by its job's transitions); only the
+ * page's rows are then read whole (with their jobs, by id).
+ */
 export async function listTasks(db: pg.Pool, accountId: string, agentId: string, filter: TaskListFilter, limit: number): Promise<{ rows: TaskRow[]; total: number }> {
-  const where = [`t.${T.account} = $1`, `t.${T.agent} = $2`];
-  const params: unknown[] = [accountId, agentId];
+  const where = [`t.${T.agent} = $1`, `t.${T.account} = $2`, WRITTEN];
+  const params: unknown[] = [agentId, accountId];
   const add = (sql: (n: number) => string, value: unknown) => {
     params.push(value);
     where.push(sql(params.length));
   };
   if (filter.contextId) add((n) => `t.${T.contextId} = $${n}`, filter.contextId);
-  if (filter.state) add((n) => `(${STATE}) = $${n}`, filter.state);
-  if (filter.statusAfter) add((n) => `${STATUS_AT} > $${n}`, filter.statusAfter);
+  if (filter.state) add((n) => `t.${T.state} = $${n}`, filter.state);
+  if (filter.statusAfter) add((n) => `t.${T.updatedAt} > $${n}`, filter.statusAfter);
   const counted = params.length;
   const conditions = where.join(" and ");
   if (filter.before) {
     params.push(filter.before[0], filter.before[1]);
-    where.push(`(${STATUS_AT}, t.${T.id}) < (timestamptz 'epoch' + $${params.length - 1}::bigint * interval '1 microsecond', $${params.length}::text)`);
+    where.push(`(t.${T.updatedAt}, t.${T.id}) < (timestamptz 'epoch' + $${params.length - 1}::bigint * interval '1 microsecond', $${params.length}::text)`);
   }
   params.push(limit);
   const [page, count] = await Promise.all([
-    db.query<TaskRow>(`select ${COLUMNS} from ${FROM} where ${where.join(" and ")} order by ${STATUS_AT} desc, t.${T.id} desc limit $${params.length}`, params),
-    db.query<{ n: number }>(`select count(*)::int as n from ${FROM} where ${conditions}`, params.slice(0, counted)),
+    db.query<{ id: string; cursorUs: string }>(
+      `select t.${T.id} as id, (extract(epoch from t.${T.updatedAt}) * 1000000)::bigint as "cursorUs" from ${T.table} t
+        where ${where.join(" and ")} order by t.${T.updatedAt} desc, t.${T.id} desc limit $${params.length}`,
+      params,
+    ),
+    db.query<{ n: number }>(`select count(*)::int as n from (select 1 from ${T.table} t where ${conditions} limit ${TOTAL_SIZE_CAP}) c`, params.slice(0, counted)),
   ]);
-  return { rows: page.rows, total: count.rows[0]?.n ?? 0 };
+  const ids = page.rows.map((r) => r.id);
+  const whole = ids.length === 0 ? [] : (await db.query<TaskRow>(`select ${COLUMNS} from ${FROM} where t.${T.id} = any($1::text[])`, [ids])).rows;
+  const byId = new Map(whole.map((r) => [r.id, r]));
+  // The cursor is the row's status time as the page was walked (the index's order).
+  const rows = page.rows.flatMap((p) => {
+    const r = byId.get(p.id);
+    return r ? [{ ...r, cursorUs: Number(p.cursorUs) }] : [];
+  });
+  return { rows, total: count.rows[0]?.n ?? 0 };
 }
 
 export interface PushConfigRow {

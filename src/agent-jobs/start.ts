@@ -2,6 +2,7 @@ import { AppError } from "../errors/app-error.js";
 import type { JobStatus } from "../db/schema.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { acceptJob } from "../webhooks/accept.js";
+import { checkJsonDepth, MAX_BODY_BYTES } from "../webhooks/body.js";
 
 export interface StartAgentJob {
   accountId: string;
@@ -13,6 +14,24 @@ export interface StartAgentJob {
   payloadText: string;
   /** Idempotency within 24 hours per agent and source (A2A: the message id); null for none. */
   idempotencyKey: string | null;
+}
+
+/**
+ * A run's input as the payload text `startAgentJob` takes, under the webhook's limits: at most
+ * MAX_BODY_BYTES (413 payload_too_large) and nested at most MAX_JSON_DEPTH deep (400
+ * invalid_json). Every way into a job without a trigger (MCP `run`, A2A SendMessage) checks its
+ * input here, so none accepts what a webhook would refuse. `param` names the input in the error.
+ */
+export function jobPayloadText(input: unknown, param: string): string {
+  let text: string;
+  try {
+    text = JSON.stringify(input);
+  } catch {
+    throw new AppError("invalid_json", `${param} cannot be serialized as JSON (nested too deeply)`, { param });
+  }
+  if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw new AppError("payload_too_large", `${param} exceeds ${MAX_BODY_BYTES} bytes (the webhook limit)`, { param });
+  checkJsonDepth(text);
+  return text;
 }
 
 /**

@@ -200,6 +200,8 @@ const envSchema = z.object({
   GRAPHQL_WS_MAX_SOCKETS_PER_TOKEN: z.coerce.number().int().min(1).max(100_000).default(20),
   /** Operations running at once on one graphql-ws socket; more get a TOO_MANY_SUBSCRIPTIONS error. */
   GRAPHQL_WS_MAX_SUBSCRIPTIONS_PER_SOCKET: z.coerce.number().int().min(1).max(100_000).default(50),
+  /** A2A streams that follow a task (SubscribeToTask, a streamed send to an automation agent) open at once per key on one API instance; more are refused with 429. */
+  A2A_MAX_STREAMS_PER_KEY: z.coerce.number().int().min(1).max(100_000).default(10),
   METRICS_JOBS_REFRESH_SECONDS: z.coerce.number().min(1).max(3600).default(15),
   // OpenTelemetry's standard names; tracing is on when an endpoint is set (see README, Telemetry).
   OTEL_EXPORTER_OTLP_ENDPOINT: url(["http:", "https:"]).optional(),
@@ -304,6 +306,8 @@ export interface Config {
   graphqlMaxCost: number;
   /** graphql-ws limits (GRAPHQL_WS_MAX_*): message bytes, sockets per token, operations per socket. */
   graphqlWs: { maxPayloadBytes: number; maxSocketsPerToken: number; maxSubscriptionsPerSocket: number };
+  /** A2A_MAX_STREAMS_PER_KEY. */
+  a2aMaxStreamsPerKey: number;
   /** How stale the API's active-job gauges may be: /metrics queries them at most this often. */
   metricsJobsRefreshMs: number;
   /** The worker's /metrics port (Temporal SDK + job metrics); unset: no worker metrics server. */
@@ -462,6 +466,7 @@ export function loadConfig(
       maxSocketsPerToken: env.GRAPHQL_WS_MAX_SOCKETS_PER_TOKEN,
       maxSubscriptionsPerSocket: env.GRAPHQL_WS_MAX_SUBSCRIPTIONS_PER_SOCKET,
     },
+    a2aMaxStreamsPerKey: env.A2A_MAX_STREAMS_PER_KEY,
     metricsJobsRefreshMs: env.METRICS_JOBS_REFRESH_SECONDS * 1000,
     workerMetricsPort: env.WORKER_METRICS_PORT,
     telemetry: {

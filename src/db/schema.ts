@@ -440,7 +440,11 @@ export const A2aTask = defineEntity({
     contextId: p.string().length(255),
     /** `chat` (a turn on thread `contextId`) or `job` (the job with this id). */
     kind: p.string().length(10),
-    /** Chat tasks: submitted | working | completed | failed | canceled. Job tasks: null (the job's). */
+    /**
+     * submitted | working | completed | failed | canceled. Job tasks: the job's, written by the
+     * task's insert and by each job status transition (outbound/store.ts `jobTaskCte`), for
+     * ListTasks' filter; reads take it from the job. Null only in rows older than that.
+     */
     state: p.string().length(20).nullable(),
     /** The user's message as sent (A2A JSON), the task's history with the answer. */
     request: p.json<Record<string, unknown>>(),
@@ -449,10 +453,13 @@ export const A2aTask = defineEntity({
     /** Chat tasks: someone waits for the end through NOTIFY (SubscribeToTask, CancelTask); the end is NOTIFYed only then. */
     followed: p.boolean().default(false),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+    /** The task's status time, ListTasks' order: a chat task's start or end; a job task's latest transition. */
     updatedAt: p.datetime().onCreate(now).defaultRaw("now()"),
   },
-  // No index takes updated_at, state, answer or error: a chat task's end (in its turn's finish
-  // statement) is then a HOT update, which writes no index entry.
+  // ListTasks pages by this index in keyset order (newest status first). It takes updated_at, so
+  // the end of a chat task written before it (a non-blocking send, an early stream id) writes an
+  // index entry; a blocking send's task is inserted already ended and writes none.
+  indexes: [{ name: "a2a_tasks_agent_updated_idx", properties: ["agent", "updatedAt", "id"] }],
 });
 export type IA2aTask = InferEntity<typeof A2aTask>;
 

@@ -2,14 +2,13 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { callerOf } from "./auth.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { startAgentJob } from "../agent-jobs/start.js";
+import { jobPayloadText, startAgentJob } from "../agent-jobs/start.js";
 import { consumeRateLimit } from "../chat/rate-limit.js";
 import { AppError } from "../errors/app-error.js";
 import { getJob, type JobRow } from "../jobs/store.js";
 import { waitForJob } from "../jobs/wait.js";
 import type { KeyPrincipal } from "../keys/auth.js";
 import type { Runtime } from "../runtime/runtime.js";
-import { checkJsonDepth, MAX_BODY_BYTES } from "../webhooks/body.js";
 import { toolError, toolErrorFrom, toolSuccess } from "./tool-result.js";
 
 /**
@@ -55,18 +54,6 @@ async function agentJob(runtime: Runtime, principal: KeyPrincipal, jobId: string
   return job;
 }
 
-function payloadOf(input: unknown): string {
-  let text: string;
-  try {
-    text = JSON.stringify(input);
-  } catch {
-    throw new AppError("invalid_json", "input cannot be serialized as JSON (nested too deeply)", { param: "input" });
-  }
-  if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw new AppError("payload_too_large", `input exceeds ${MAX_BODY_BYTES} bytes (the webhook limit)`, { param: "input" });
-  checkJsonDepth(text);
-  return text;
-}
-
 export function registerJobTools(server: McpServer, runtime: Runtime, agentName: string): void {
   const countRequest = (principal: KeyPrincipal) => consumeRateLimit(runtime.pool, principal.keyId, principal.rateLimitPerMinute);
 
@@ -85,7 +72,7 @@ export function registerJobTools(server: McpServer, runtime: Runtime, agentName:
     async ({ input, wait_seconds, idempotency_key }, extra) => {
       const principal = callerOf(extra);
       try {
-        const payloadText = payloadOf(input);
+        const payloadText = jobPayloadText(input, "input");
         await countRequest(principal);
         const started = await startAgentJob(runtime, {
           accountId: principal.agent.accountId,

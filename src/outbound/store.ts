@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { sqlNames } from "../db/names.js";
-import { A2aPushConfig, Delivery, DeliveryAttempt, Job, Trigger, TriggerCallbackSecret, type DeliveryKind, type DeliveryStatus, type JobStatus } from "../db/schema.js";
+import { A2aPushConfig, A2aTask, Delivery, DeliveryAttempt, Job, Trigger, TriggerCallbackSecret, type DeliveryKind, type DeliveryStatus, type JobStatus } from "../db/schema.js";
 import { newId } from "../infra/ids.js";
 import { AppError } from "../errors/app-error.js";
 
@@ -12,6 +12,7 @@ const J = sqlNames(Job);
 const T = sqlNames(Trigger);
 const S = sqlNames(TriggerCallbackSecret);
 const P = sqlNames(A2aPushConfig);
+const K = sqlNames(A2aTask);
 
 export const DELIVERIES_TABLE = D.table;
 
@@ -55,7 +56,25 @@ export function jobPushCte(source: string): string {
             when s.status = 'running' then 'working' when s.status = 'done' then 'completed'
             when s.status = 'failed' and s.error = 'cancelled' then 'canceled' when s.status = 'failed' then 'failed' end as state
        from ${source} s),
-     ${a2aPushCte("job_push", "job_push_state")}`;
+     ${a2aPushCte("job_push", "job_push_state")},
+     ${jobTaskCte("job_push_state")}`;
+}
+
+/**
+ * For a job's transition (`source` as job_push_state): the A2A task of the same id (a job an A2A
+ * message started) takes the new state and the transition's time, which ListTasks filters and
+ * orders by (a2a_tasks_agent_updated_idx). An upsert, because the task's record is written right
+ * after its job commits (a2a/store.ts `insertJobTask`) and a transition may come first or
+ * meanwhile: ON CONFLICT acts on the latest row whatever either statement's snapshot saw, so
+ * neither write loses the other's. A row inserted here is a stub (context_id '') that the
+ * record's insert completes; no read shows a stub.
+ */
+function jobTaskCte(source: string): string {
+  return `job_task as (insert into ${K.table} as t (${K.id}, ${K.account}, ${K.agent}, ${K.contextId}, ${K.kind}, ${K.state}, ${K.request}, ${K.createdAt}, ${K.updatedAt})
+     select s.id, s.account_id, j.${J.agent}, '', 'job', s.state, '{}'::jsonb, now(), now()
+       from ${source} s join ${J.table} j on j.${J.id} = s.id and j.${J.source} = 'a2a'
+      where s.state is not null
+     on conflict (${K.id}) do update set ${K.state} = excluded.${K.state}, ${K.updatedAt} = excluded.${K.updatedAt})`;
 }
 
 /** For a chat task's end (`source` returns the task's `id`, `account_id` and new `state`). */

@@ -1,10 +1,11 @@
 import type pg from "pg";
 import { vi } from "vitest";
 
-/** A query as the pool got it: its prepared statement's name, if any, and its text. */
+/** A query as the pool got it: its prepared statement's name, if any, its text and its values. */
 export interface SpiedQuery {
   name?: string;
   text: string;
+  values?: unknown[];
 }
 
 /**
@@ -15,7 +16,8 @@ export function spyQueries(pool: pg.Pool, around?: (q: SpiedQuery) => Promise<vo
   const seen: SpiedQuery[] = [];
   const query = pool.query.bind(pool) as (...a: unknown[]) => unknown;
   const spy = vi.spyOn(pool, "query").mockImplementation(((q: unknown, ...rest: unknown[]) => {
-    const spied: SpiedQuery = typeof q === "string" ? { text: q } : { name: (q as SpiedQuery).name, text: (q as SpiedQuery).text };
+    const spied: SpiedQuery =
+      typeof q === "string" ? { text: q, values: rest[0] as unknown[] | undefined } : { name: (q as SpiedQuery).name, text: (q as SpiedQuery).text, values: (q as SpiedQuery).values };
     seen.push(spied);
     const r = around?.(spied);
     if (r instanceof Error) return Promise.reject(r);
