@@ -1,10 +1,11 @@
+import type { Config } from "../config/config.js";
 import type { DeliveryStatus } from "../db/schema.js";
 import { decryptSecret } from "../infra/crypto.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { DeliveryPlan } from "../../workflows/contract.js";
 import { createOutboundSender } from "./send.js";
 import { standardWebhookHeaders } from "./sign.js";
-import { keepBody, loadDeliveryRequest, recordAttempt, type DeliveryRequestRow } from "./store.js";
+import { claimAttemptSlot, failAbandonedDelivery, keepBody, loadDeliveryRequest, recordAttempt, type DeliveryRequestRow } from "./store.js";
 
 /** A result larger than this is left out of a completion event; `data.result_url` points at it instead. */
 export const MAX_INLINE_RESULT_BYTES = 256 * 1024;
@@ -16,7 +17,12 @@ export function jobEventBody(row: DeliveryRequestRow, publicBaseUrl: string): un
   if (row.jobStatus === "failed") data.error = row.jobError;
   else if (row.resultTooLarge) data.result_url = `${publicBaseUrl}/api/agent-run-jobs/${jobId}/result`;
   else data.result = row.jobResult ?? null;
-  return { type: `job.${row.jobStatus}`, timestamp: row.createdAt.toISOString(), data };
+  return { type: `job.${row.jobStatus}`, timestamp: row.eventAt.toISOString(), data };
+}
+
+/** How long one attempt may take, all told (the activity's start-to-close, an account slot's lease). */
+export function attemptTimeoutMs(outbound: Config["outbound"]): number {
+  return outbound.connectTimeoutMs + outbound.timeoutMs + 10_000;
 }
 
 /**
@@ -38,7 +44,21 @@ export function createOutboundActivities(runtime: Runtime, push?: PushBuilders) 
     async beginDelivery(deliveryId: string): Promise<DeliveryPlan | null> {
       const row = await loadDeliveryRequest(pool, deliveryId, MAX_INLINE_RESULT_BYTES);
       if (!row || row.status !== "pending") return null;
-      return { schedule: config.outbound.retrySchedule, attemptTimeoutMs: config.outbound.connectTimeoutMs + config.outbound.timeoutMs + 10_000 };
+      return { schedule: config.outbound.retrySchedule, attemptTimeoutMs: attemptTimeoutMs(config.outbound) };
+    },
+
+    /**
+     * Per-account fairness: an attempt first takes one of its account's
+     * OUTBOUND_MAX_CONCURRENT_PER_ACCOUNT slots; `wait` tells the workflow to sleep and ask again,
+     * so one account's hanging targets hold at most that many of the worker's OUTBOUND_CONCURRENCY.
+     */
+    async claimAttemptSlot(deliveryId: string): Promise<"claimed" | "wait" | "over"> {
+      return claimAttemptSlot(pool, deliveryId, config.outbound.maxConcurrentPerAccount, attemptTimeoutMs(config.outbound));
+    },
+
+    /** The workflow could not finish the delivery (its activities kept failing): it ends failed, with why. */
+    async abandonDelivery(deliveryId: string, why: string): Promise<void> {
+      await failAbandonedDelivery(pool, deliveryId, why);
     },
 
     /**
@@ -59,6 +79,8 @@ export function createOutboundActivities(runtime: Runtime, push?: PushBuilders) 
       if (!row.url) return giveUp(isPush ? "the push notification config was deleted" : "the trigger has no callbackUrl any more");
       if (isPush && !push) return giveUp("this worker cannot build A2A push notifications");
       let body = row.body;
+      // Purged by the retention policy: the event is not rebuilt from what is left of the job.
+      if (body === null && row.jobPurged) return giveUp("the job's result was purged by the retention policy before the event was sent");
       if (body === null) {
         body = isPush ? await push!.a2aPushBody(runtime, row.taskId!, row.event!, row.createdAt) : JSON.stringify(jobEventBody(row, config.publicBaseUrl));
         if (body === null) return giveUp("the task no longer exists");
