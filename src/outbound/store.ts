@@ -215,12 +215,14 @@ export async function deliveryLog(db: pg.Pool, accountId: string, deliveryId: st
  */
 export async function insertRedelivery(pool: pg.Pool, accountId: string, jobId: string, maxPending: number): Promise<string> {
   return withTransaction(pool, async (db) => {
+    // The lock first, then the reads in a statement of their own: its snapshot, taken after the lock, sees every insert before it.
+    await db.query(`select 1 from ${J.table} where ${J.id} = $1 and ${J.account} = $2 for update`, [jobId, accountId]);
     const { rows } = await db.query<{ status: JobStatus; callbackUrl: string | null; purged: boolean; pending: number }>(
       `select j.${J.status} as status, t.${T.callbackUrl} as "callbackUrl",
               exists (select 1 from ${E.table} e where e.${E.job} = j.${J.id} and e.${E.payloadPurgedAt} is not null) as purged,
               (select count(*)::int from ${D.table} d where d.${D.job} = j.${J.id} and d.${D.kind} = 'job_callback' and d.${D.status} = 'pending') as pending
          from ${J.table} j left join ${T.table} t on t.${T.id} = j.${J.trigger}
-        where j.${J.id} = $1 and j.${J.account} = $2 for update of j`,
+        where j.${J.id} = $1 and j.${J.account} = $2`,
       [jobId, accountId],
     );
     const job = rows[0];
@@ -254,9 +256,10 @@ export async function insertRedelivery(pool: pg.Pool, accountId: string, jobId: 
  */
 export async function insertTestDelivery(pool: pg.Pool, accountId: string, triggerId: string, webhookId: string, payload: unknown, maxPending: number): Promise<string> {
   return withTransaction(pool, async (db) => {
+    // The lock first, then the count in a statement of its own: its snapshot, taken after the lock, sees every insert before it.
+    await db.query(`select 1 from ${T.table} where ${T.id} = $1 for update`, [triggerId]);
     const { rows } = await db.query<{ pending: number }>(
-      `select (select count(*)::int from ${D.table} d where d.${D.trigger} = t.${T.id} and d.${D.kind} = 'test_callback' and d.${D.status} = 'pending') as pending
-         from ${T.table} t where t.${T.id} = $1 for update`,
+      `select count(*)::int as pending from ${D.table} where ${D.trigger} = $1 and ${D.kind} = 'test_callback' and ${D.status} = 'pending'`,
       [triggerId],
     );
     const pending = rows[0]?.pending ?? 0;
@@ -329,7 +332,7 @@ export async function failAbandonedDelivery(db: pg.Pool, deliveryId: string, why
                  where ${D.id} = $1 and ${D.status} = 'pending' returning ${D.id})
      insert into ${A.table} (${A.delivery}, ${A.attempt}, ${A.at}, ${A.url}, ${A.statusCode}, ${A.durationMs}, ${A.error}, ${A.responseBytes})
      select d.${D.id}, coalesce((select max(a.${A.attempt}) from ${A.table} a where a.${A.delivery} = d.${D.id}), 0) + 1, now(),
-            coalesce((select a.${A.url} from ${A.table} a where a.${A.delivery} = d.${D.id} order by a.${A.attempt} desc limit 1), ''), null, 0, $2, 0
+            coalesce((select a.${A.url} from ${A.table} a where a.${A.delivery} = d.${D.id} order by a.${A.attempt} desc limit 1), ''), null::int, 0, $2::text, 0
        from d`,
     [deliveryId, why],
   );
