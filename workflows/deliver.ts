@@ -25,17 +25,6 @@ function humanMessage(err: unknown): string {
 }
 
 /**
- * Waits until the attempt holds one of its account's outbound slots (OUTBOUND_MAX_CONCURRENT_PER_ACCOUNT),
- * on a durable timer that holds no worker slot, backing off like a run waiting for its slot.
- */
-async function waitForAccountSlot(deliveryId: string): Promise<void> {
-  const claim = activities(30_000);
-  for (let delay = SLOT_WAIT_FIRST_MS; (await claim.claimAttemptSlot(deliveryId)) === "wait"; delay = Math.min(delay * 2, SLOT_WAIT_MAX_MS)) {
-    await sleep(delay);
-  }
-}
-
-/**
  * workflow id = delivery id. One delivery cycle of one message: attempts until a 2xx, a refusal
  * by the egress rules, or the end of the retry schedule (OUTBOUND_RETRY_SCHEDULE, handed over by
  * the first activity so it is in history), each attempt recorded by its activity. If its
@@ -49,9 +38,14 @@ export async function deliver(deliveryId: string): Promise<string> {
     const attempt = activities(plan.attemptTimeoutMs);
     for (let n = 1; ; n++) {
       const last = n > plan.schedule.length;
-      // Histories from before per-account slots replay without the claim.
-      if (patched("outbound-account-slots")) await waitForAccountSlot(deliveryId);
-      const outcome = await attempt.attemptDelivery(deliveryId, n, last);
+      // Histories from before per-account slots replay as they were: no slot, never `wait`.
+      const fair = patched("outbound-account-slots");
+      let outcome = fair ? await attempt.attemptDelivery(deliveryId, n, last, true) : await attempt.attemptDelivery(deliveryId, n, last);
+      // The account holds all its outbound slots: a durable timer (no worker slot held), backing off like a run waiting for its slot.
+      for (let delay = SLOT_WAIT_FIRST_MS; outcome === "wait"; delay = Math.min(delay * 2, SLOT_WAIT_MAX_MS)) {
+        await sleep(delay);
+        outcome = await attempt.attemptDelivery(deliveryId, n, last, true);
+      }
       if (outcome !== "pending") return outcome;
       const gap = plan.schedule[n - 1]! * 1000;
       await sleep(Math.round(gap * (1 - JITTER + 2 * JITTER * Math.random())));

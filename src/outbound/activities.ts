@@ -47,15 +47,6 @@ export function createOutboundActivities(runtime: Runtime, push?: PushBuilders) 
       return { schedule: config.outbound.retrySchedule, attemptTimeoutMs: attemptTimeoutMs(config.outbound) };
     },
 
-    /**
-     * Per-account fairness: an attempt first takes one of its account's
-     * OUTBOUND_MAX_CONCURRENT_PER_ACCOUNT slots; `wait` tells the workflow to sleep and ask again,
-     * so one account's hanging targets hold at most that many of the worker's OUTBOUND_CONCURRENCY.
-     */
-    async claimAttemptSlot(deliveryId: string): Promise<"claimed" | "wait" | "over"> {
-      return claimAttemptSlot(pool, deliveryId, config.outbound.maxConcurrentPerAccount, attemptTimeoutMs(config.outbound));
-    },
-
     /** The workflow could not finish the delivery (its activities kept failing): it ends failed, with why. */
     async abandonDelivery(deliveryId: string, why: string): Promise<void> {
       await failAbandonedDelivery(pool, deliveryId, why);
@@ -65,11 +56,17 @@ export function createOutboundActivities(runtime: Runtime, push?: PushBuilders) 
      * One attempt: the signed POST and its record. Returns how the delivery stands afterwards:
      * `delivered` (2xx), `failed` (refused by the egress rules, no target any more, or `last`),
      * else `pending` (the workflow waits and tries again).
+     *
+     * `fair` (every workflow since per-account slots): the attempt first takes one of its account's
+     * OUTBOUND_MAX_CONCURRENT_PER_ACCOUNT slots, or returns `wait` without sending, and the
+     * workflow sleeps and asks again; so one account's hanging targets hold at most that many of
+     * the worker's OUTBOUND_CONCURRENCY slots. In the same activity: no extra round trip.
      */
-    async attemptDelivery(deliveryId: string, attempt: number, last: boolean): Promise<DeliveryStatus> {
+    async attemptDelivery(deliveryId: string, attempt: number, last: boolean, fair?: boolean): Promise<DeliveryStatus | "wait"> {
       const row = await loadDeliveryRequest(pool, deliveryId, MAX_INLINE_RESULT_BYTES);
       if (!row) return "failed";
       if (row.status !== "pending") return row.status;
+      if (fair && (await claimAttemptSlot(pool, deliveryId, config.outbound.maxConcurrentPerAccount, attemptTimeoutMs(config.outbound))) === "wait") return "wait";
       const at = new Date();
       const isPush = row.kind === "a2a_push";
       const giveUp = async (why: string) => {
