@@ -183,6 +183,12 @@ const envSchema = z.object({
   OUTBOUND_MAX_RESPONSE_BYTES: z.coerce.number().int().min(0).max(1024 * 1024).default(64 * 1024),
   /** Outbound attempts one worker runs at a time (their own activity slots, apart from the runs'). */
   OUTBOUND_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(100),
+  /** Outbound attempts of one account in flight at once, across all workers; more wait (a durable timer), so one account's slow targets cannot take every slot. */
+  OUTBOUND_MAX_CONCURRENT_PER_ACCOUNT: z.coerce.number().int().min(1).max(100_000).default(10),
+  /** Pending deliveries of one job's event (`redeliver`) or of one trigger's test events (`sendTestCallback`); one more is refused. */
+  OUTBOUND_MAX_PENDING_RESENDS: z.coerce.number().int().min(1).max(1000).default(5),
+  /** A pending delivery with no attempt for the longest gap of the schedule + an attempt's time + this is checked; if its workflow is gone, it is failed. */
+  OUTBOUND_STUCK_GRACE_MS: z.coerce.number().int().min(500).max(86_400_000).default(300_000),
   // 3, not 2: the worker's activity pollers hold two slots while they wait, and an activity is
   // dispatched eagerly (~35 ms sooner; src/temporal/worker.ts) only into a third.
   SANDBOX_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(3),
@@ -301,6 +307,9 @@ export interface Config {
     timeoutMs: number;
     maxResponseBytes: number;
     concurrency: number;
+    maxConcurrentPerAccount: number;
+    maxPendingResends: number;
+    stuckGraceMs: number;
   };
   logLevel: (typeof LOG_LEVELS)[number];
   graphqlMaxCost: number;
@@ -458,6 +467,9 @@ export function loadConfig(
       timeoutMs: env.OUTBOUND_TIMEOUT_MS,
       maxResponseBytes: env.OUTBOUND_MAX_RESPONSE_BYTES,
       concurrency: env.OUTBOUND_CONCURRENCY,
+      maxConcurrentPerAccount: env.OUTBOUND_MAX_CONCURRENT_PER_ACCOUNT,
+      maxPendingResends: env.OUTBOUND_MAX_PENDING_RESENDS,
+      stuckGraceMs: env.OUTBOUND_STUCK_GRACE_MS,
     },
     logLevel: env.LOG_LEVEL,
     graphqlMaxCost: env.GRAPHQL_MAX_COST,

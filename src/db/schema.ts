@@ -368,8 +368,16 @@ export const Delivery = defineEntity({
     dispatchedAt: p.datetime().nullable(),
     dispatchLeaseUntil: p.datetime().nullable(),
     traceContext: p.string().length(64).nullable(),
+    /** While an attempt holds one of its account's outbound slots (OUTBOUND_MAX_CONCURRENT_PER_ACCOUNT): until when, at the latest. */
+    attemptLeaseUntil: p.datetime().nullable(),
   },
-  indexes: [{ name: "deliveries_undispatched_idx", properties: ["createdAt"], where: { dispatchedAt: null } }],
+  indexes: [
+    { name: "deliveries_undispatched_idx", properties: ["createdAt"], where: { dispatchedAt: null } },
+    // The stuck-delivery sweep reads the pending rows only.
+    { name: "deliveries_pending_idx", properties: ["dispatchedAt"], where: { status: "pending" } },
+    // An account's attempts in flight, counted before each attempt.
+    { name: "deliveries_attempt_lease_idx", properties: ["account", "attemptLeaseUntil"], where: { attemptLeaseUntil: { $ne: null } } },
+  ],
 });
 export type IDelivery = InferEntity<typeof Delivery>;
 

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { AgentIdempotencyRecord } from "../db/schema.js";
 import { sqlNames } from "../db/names.js";
+import { purgeDeliveryBodiesCte } from "../outbound/store.js";
 
 const R = sqlNames(AgentIdempotencyRecord);
 
@@ -13,7 +14,8 @@ export const PURGED = "[purged]";
  * and what it made of it goes: the audit entry's payload and result, the job's result, log and
  * error text (a script's message often quotes its input), its journal's step values (fetch
  * bodies, model answers, `ctx.step` results) and every message of the run's thread (where the
- * payload was sent to the model). A replay's
+ * payload was sent to the model), and the stored bodies of its outbound deliveries (a completion
+ * event carries the result, an A2A push the task with its input). A replay's
  * audit entry is dated like its original (replayJob copies the date), so both go together.
  * Idempotency records go 24 hours after their webhook.
  *
@@ -30,7 +32,8 @@ export async function purgeExpired(db: pg.Pool, asOf: Date): Promise<{ payloads:
      runs as (update jobs set result = null, logs = null, error = case when error is null then null else '${PURGED}' end
               where id in (select job_id from expired) returning thread_id),
      steps as (update job_steps set result = null where job_id in (select job_id from expired) and result is not null),
-     messages as (update messages set content = '', data = null where thread_id in (select thread_id from runs where thread_id is not null))
+     messages as (update messages set content = '', data = null where thread_id in (select thread_id from runs where thread_id is not null)),
+     ${purgeDeliveryBodiesCte("bodies", "expired")}
      select count(*)::int as payloads from audits`,
     [asOf],
   );

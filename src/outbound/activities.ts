@@ -1,10 +1,11 @@
+import type { Config } from "../config/config.js";
 import type { DeliveryStatus } from "../db/schema.js";
 import { decryptSecret } from "../infra/crypto.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { DeliveryPlan } from "../../workflows/contract.js";
 import { createOutboundSender } from "./send.js";
 import { standardWebhookHeaders } from "./sign.js";
-import { keepBody, loadDeliveryRequest, recordAttempt, type DeliveryRequestRow } from "./store.js";
+import { claimAttemptSlot, failAbandonedDelivery, keepBody, loadDeliveryRequest, recordAttempt, type DeliveryRequestRow } from "./store.js";
 
 /** A result larger than this is left out of a completion event; `data.result_url` points at it instead. */
 export const MAX_INLINE_RESULT_BYTES = 256 * 1024;
@@ -16,7 +17,12 @@ export function jobEventBody(row: DeliveryRequestRow, publicBaseUrl: string): un
   if (row.jobStatus === "failed") data.error = row.jobError;
   else if (row.resultTooLarge) data.result_url = `${publicBaseUrl}/api/agent-run-jobs/${jobId}/result`;
   else data.result = row.jobResult ?? null;
-  return { type: `job.${row.jobStatus}`, timestamp: row.createdAt.toISOString(), data };
+  return { type: `job.${row.jobStatus}`, timestamp: row.eventAt.toISOString(), data };
+}
+
+/** How long one attempt may take, all told (the activity's start-to-close, an account slot's lease). */
+export function attemptTimeoutMs(outbound: Config["outbound"]): number {
+  return outbound.connectTimeoutMs + outbound.timeoutMs + 10_000;
 }
 
 /**
@@ -38,18 +44,29 @@ export function createOutboundActivities(runtime: Runtime, push?: PushBuilders) 
     async beginDelivery(deliveryId: string): Promise<DeliveryPlan | null> {
       const row = await loadDeliveryRequest(pool, deliveryId, MAX_INLINE_RESULT_BYTES);
       if (!row || row.status !== "pending") return null;
-      return { schedule: config.outbound.retrySchedule, attemptTimeoutMs: config.outbound.connectTimeoutMs + config.outbound.timeoutMs + 10_000 };
+      return { schedule: config.outbound.retrySchedule, attemptTimeoutMs: attemptTimeoutMs(config.outbound) };
+    },
+
+    /** The workflow could not finish the delivery (its activities kept failing): it ends failed, with why. */
+    async abandonDelivery(deliveryId: string, why: string): Promise<void> {
+      await failAbandonedDelivery(pool, deliveryId, why);
     },
 
     /**
      * One attempt: the signed POST and its record. Returns how the delivery stands afterwards:
      * `delivered` (2xx), `failed` (refused by the egress rules, no target any more, or `last`),
      * else `pending` (the workflow waits and tries again).
+     *
+     * `fair` (every workflow since per-account slots): the attempt first takes one of its account's
+     * OUTBOUND_MAX_CONCURRENT_PER_ACCOUNT slots, or returns `wait` without sending, and the
+     * workflow sleeps and asks again; so one account's hanging targets hold at most that many of
+     * the worker's OUTBOUND_CONCURRENCY slots. In the same activity: no extra round trip.
      */
-    async attemptDelivery(deliveryId: string, attempt: number, last: boolean): Promise<DeliveryStatus> {
+    async attemptDelivery(deliveryId: string, attempt: number, last: boolean, fair?: boolean): Promise<DeliveryStatus | "wait"> {
       const row = await loadDeliveryRequest(pool, deliveryId, MAX_INLINE_RESULT_BYTES);
       if (!row) return "failed";
       if (row.status !== "pending") return row.status;
+      if (fair && (await claimAttemptSlot(pool, deliveryId, config.outbound.maxConcurrentPerAccount, attemptTimeoutMs(config.outbound))) === "wait") return "wait";
       const at = new Date();
       const isPush = row.kind === "a2a_push";
       const giveUp = async (why: string) => {
@@ -59,6 +76,8 @@ export function createOutboundActivities(runtime: Runtime, push?: PushBuilders) 
       if (!row.url) return giveUp(isPush ? "the push notification config was deleted" : "the trigger has no callbackUrl any more");
       if (isPush && !push) return giveUp("this worker cannot build A2A push notifications");
       let body = row.body;
+      // Purged by the retention policy: the event is not rebuilt from what is left of the job.
+      if (body === null && row.jobPurged) return giveUp("the job's result was purged by the retention policy before the event was sent");
       if (body === null) {
         body = isPush ? await push!.a2aPushBody(runtime, row.taskId!, row.event!, row.createdAt) : JSON.stringify(jobEventBody(row, config.publicBaseUrl));
         if (body === null) return giveUp("the task no longer exists");

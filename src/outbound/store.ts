@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { sqlNames } from "../db/names.js";
-import { A2aPushConfig, A2aTask, Delivery, DeliveryAttempt, Job, Trigger, TriggerCallbackSecret, type DeliveryKind, type DeliveryStatus, type JobStatus } from "../db/schema.js";
+import { A2aPushConfig, A2aTask, AuditEntry, Delivery, DeliveryAttempt, Job, Trigger, TriggerCallbackSecret, type DeliveryKind, type DeliveryStatus, type JobStatus } from "../db/schema.js";
+import { withTransaction } from "../db/tx.js";
 import { newId } from "../infra/ids.js";
 import { AppError } from "../errors/app-error.js";
 
@@ -13,6 +14,10 @@ const T = sqlNames(Trigger);
 const S = sqlNames(TriggerCallbackSecret);
 const P = sqlNames(A2aPushConfig);
 const K = sqlNames(A2aTask);
+const E = sqlNames(AuditEntry);
+
+/** Serialises the slot claims of one account's attempts (pg_advisory_xact_lock's first key; jobs use 7301). */
+const OUTBOUND_SLOT_LOCK = 7302;
 
 export const DELIVERIES_TABLE = D.table;
 
@@ -100,6 +105,8 @@ export interface DeliveryRequestRow {
   webhookId: string;
   body: string | null;
   createdAt: Date;
+  /** When the event happened: a job's completion event carries its first cycle's time on every redelivery. */
+  eventAt: Date;
   url: string | null;
   sealedSecrets: string[];
   jobId: string | null;
@@ -109,6 +116,8 @@ export interface DeliveryRequestRow {
   /** The job's result, or null when it is over the size limit (`resultTooLarge`). */
   jobResult: unknown;
   resultTooLarge: boolean;
+  /** The retention policy purged the job's payload and result: its event can no longer be built. */
+  jobPurged: boolean;
   /** A2A push: the task, the state the event reports, the config's token and authentication. */
   taskId: string | null;
   event: string | null;
@@ -119,7 +128,12 @@ export interface DeliveryRequestRow {
 export async function loadDeliveryRequest(db: pg.Pool, deliveryId: string, maxResultBytes: number): Promise<DeliveryRequestRow | undefined> {
   const { rows } = await db.query<DeliveryRequestRow>(
     `select d.${D.id} as id, d.${D.kind} as kind, d.${D.status} as status, d.${D.webhookId} as "webhookId", d.${D.body} as body,
-            d.${D.createdAt} as "createdAt", case when d.${D.kind} = 'a2a_push' then c.${P.url} else t.${T.callbackUrl} end as url,
+            d.${D.createdAt} as "createdAt",
+            case when d.${D.kind} = 'job_callback'
+                 then coalesce((select f.${D.createdAt} from ${D.table} f where f.${D.id} = 'dlv_' || d.${D.job}), d.${D.createdAt})
+                 else d.${D.createdAt} end as "eventAt",
+            exists (select 1 from ${E.table} e where e.${E.job} = d.${D.job} and e.${E.payloadPurgedAt} is not null) as "jobPurged",
+            case when d.${D.kind} = 'a2a_push' then c.${P.url} else t.${T.callbackUrl} end as url,
             d.${D.job} as "jobId", d.${D.trigger} as "triggerId", c.${P.task} as "taskId", d.${D.event} as event,
             c.${P.token} as "pushToken", c.${P.authentication} as "pushAuthentication",
             coalesce((select array_agg(s.${S.sealedSecret} order by s.${S.expiresAt} desc nulls first) from ${S.table} s
@@ -137,9 +151,14 @@ export async function loadDeliveryRequest(db: pg.Pool, deliveryId: string, maxRe
   return rows[0];
 }
 
-/** Fixes the body the first attempt built, so every later attempt and redelivery sends the same bytes. */
+/** Fixes the body the first attempt built, so every later attempt of the cycle sends the same bytes (until the retention purge). */
 export async function keepBody(db: pg.Pool, deliveryId: string, body: string): Promise<void> {
-  await db.query(`update ${D.table} set ${D.body} = $2 where ${D.id} = $1 and ${D.body} is null`, [deliveryId, body]);
+  // Not after the retention purge: a body built from the job just before it must not outlive it.
+  await db.query(
+    `update ${D.table} d set ${D.body} = $2 where d.${D.id} = $1 and d.${D.body} is null
+        and not exists (select 1 from ${E.table} e where e.${E.job} = d.${D.job} and e.${E.payloadPurgedAt} is not null)`,
+    [deliveryId, body],
+  );
 }
 
 export interface AttemptRecord {
@@ -155,7 +174,8 @@ export interface AttemptRecord {
 
 /**
  * Records an attempt and, when it settles the delivery (`outcome`), the delivery's end, in one
- * statement. An attempt repeated after a worker crash overwrites its own row.
+ * statement; the attempt's account slot is free again. An attempt repeated after a worker crash
+ * overwrites its own row.
  */
 export async function recordAttempt(db: pg.Pool, deliveryId: string, a: AttemptRecord, outcome: DeliveryStatus): Promise<void> {
   await db.query(
@@ -164,8 +184,10 @@ export async function recordAttempt(db: pg.Pool, deliveryId: string, a: AttemptR
                 on conflict (${A.delivery}, ${A.attempt}) do update set ${A.at} = excluded.${A.at}, ${A.url} = excluded.${A.url},
                   ${A.statusCode} = excluded.${A.statusCode}, ${A.durationMs} = excluded.${A.durationMs}, ${A.error} = excluded.${A.error},
                   ${A.responseBytes} = excluded.${A.responseBytes}, ${A.responseExcerpt} = excluded.${A.responseExcerpt})
-     update ${D.table} set ${D.status} = $10, ${D.finishedAt} = case when $10 = 'pending' then null else now() end
-      where ${D.id} = $1 and ${D.status} = 'pending'`,
+     update ${D.table} set ${D.status} = case when ${D.status} = 'pending' then $10 else ${D.status} end,
+            ${D.finishedAt} = case when ${D.status} <> 'pending' then ${D.finishedAt} when $10 = 'pending' then null else now() end,
+            ${D.attemptLeaseUntil} = null
+      where ${D.id} = $1`,
     [deliveryId, a.attempt, a.at, a.url, a.statusCode, a.durationMs, a.error, a.responseBytes, a.responseExcerpt, outcome],
   );
 }
@@ -203,39 +225,135 @@ export async function deliveryLog(db: pg.Pool, accountId: string, deliveryId: st
 }
 
 /**
- * A new delivery cycle of a finished job's completion event: the same `webhook-id` and body as
- * the first cycle (Svix keeps the message id on a resend), sent to the trigger's current callback
- * URL. Returns the new delivery's id.
+ * A new delivery cycle of a finished job's completion event: the same `webhook-id` as the first
+ * cycle (Svix keeps the message id on a resend), its body built again from the job at the first
+ * attempt (the same bytes while the job is kept; nothing of it is stored once the retention purge
+ * ran), sent to the trigger's current callback URL. Refused when the job's result was purged, and
+ * when `maxPending` cycles of the event are still pending (a job lock serialises the count).
+ * Returns the new delivery's id.
  */
-export async function insertRedelivery(db: pg.Pool, accountId: string, jobId: string): Promise<string> {
-  const id = newId("dlv");
-  const { rows } = await db.query<{ id: string | null; status: JobStatus; callbackUrl: string | null }>(
-    `with job as (select j.${J.id} as id, j.${J.account} as account_id, j.${J.trigger} as trigger_id, j.${J.status} as status, t.${T.callbackUrl} as callback_url
-                    from ${J.table} j left join ${T.table} t on t.${T.id} = j.${J.trigger} where j.${J.id} = $1 and j.${J.account} = $2),
-          first as (select ${D.body} as body from ${D.table} where ${D.job} = $1 and ${D.kind} = 'job_callback' and ${D.body} is not null
-                     order by ${D.createdAt} limit 1),
-          ins as (insert into ${D.table} (${D.id}, ${D.account}, ${D.job}, ${D.trigger}, ${D.kind}, ${D.webhookId}, ${D.body}, ${D.status}, ${D.createdAt})
-                  select $3, account_id, id, trigger_id, 'job_callback', 'msg_' || id, (select body from first), 'pending', now() from job
-                   where status in ('done', 'failed') and callback_url is not null returning ${D.id})
-     select (select ${D.id} from ins) as id, status, callback_url as "callbackUrl" from job`,
-    [jobId, accountId, id],
-  );
-  const job = rows[0];
-  if (!job) throw new AppError("not_found", `Job ${jobId} not found`, { param: "jobId" });
-  if (job.id) return job.id;
-  if (job.status !== "done" && job.status !== "failed") {
-    throw new AppError("job_not_finished", `Job ${jobId} is ${job.status}: its completion event is sent when it ends`, { param: "jobId", details: { status: job.status.toUpperCase() } });
-  }
-  throw new AppError("validation_failed", `Job ${jobId}'s trigger has no callbackUrl: set one with updateTrigger first`, { param: "jobId" });
+export async function insertRedelivery(pool: pg.Pool, accountId: string, jobId: string, maxPending: number): Promise<string> {
+  return withTransaction(pool, async (db) => {
+    // The lock first, then the reads in a statement of their own: its snapshot, taken after the lock, sees every insert before it.
+    await db.query(`select 1 from ${J.table} where ${J.id} = $1 and ${J.account} = $2 for update`, [jobId, accountId]);
+    const { rows } = await db.query<{ status: JobStatus; callbackUrl: string | null; purged: boolean; pending: number }>(
+      `select j.${J.status} as status, t.${T.callbackUrl} as "callbackUrl",
+              exists (select 1 from ${E.table} e where e.${E.job} = j.${J.id} and e.${E.payloadPurgedAt} is not null) as purged,
+              (select count(*)::int from ${D.table} d where d.${D.job} = j.${J.id} and d.${D.kind} = 'job_callback' and d.${D.status} = 'pending') as pending
+         from ${J.table} j left join ${T.table} t on t.${T.id} = j.${J.trigger}
+        where j.${J.id} = $1 and j.${J.account} = $2`,
+      [jobId, accountId],
+    );
+    const job = rows[0];
+    if (!job) throw new AppError("not_found", `Job ${jobId} not found`, { param: "jobId" });
+    if (job.status !== "done" && job.status !== "failed") {
+      throw new AppError("job_not_finished", `Job ${jobId} is ${job.status}: its completion event is sent when it ends`, { param: "jobId", details: { status: job.status.toUpperCase() } });
+    }
+    if (!job.callbackUrl) throw new AppError("validation_failed", `Job ${jobId}'s trigger has no callbackUrl: set one with updateTrigger first`, { param: "jobId" });
+    if (job.purged) {
+      throw new AppError("validation_failed", `The result of job ${jobId} was purged by the retention policy, so its completion event cannot be sent again`, { param: "jobId" });
+    }
+    if (job.pending >= maxPending) {
+      throw new AppError("rate_limit_exceeded", `Job ${jobId} already has ${job.pending} deliveries of its event pending (at most ${maxPending}): wait until they are delivered or failed`, {
+        param: "jobId",
+        details: { limit: maxPending },
+      });
+    }
+    const id = newId("dlv");
+    await db.query(
+      `insert into ${D.table} (${D.id}, ${D.account}, ${D.job}, ${D.trigger}, ${D.kind}, ${D.webhookId}, ${D.status}, ${D.createdAt})
+       select $3, ${J.account}, ${J.id}, ${J.trigger}, 'job_callback', 'msg_' || ${J.id}, 'pending', now() from ${J.table} where ${J.id} = $1 and ${J.account} = $2`,
+      [jobId, accountId, id],
+    );
+    return id;
+  });
 }
 
-/** A trigger's test event (`sendTestCallback`), with its body fixed now. Returns the delivery's id. */
-export async function insertTestDelivery(db: pg.Pool, accountId: string, triggerId: string, webhookId: string, payload: unknown): Promise<string> {
-  const id = newId("dlv");
-  await db.query(
-    `insert into ${D.table} (${D.id}, ${D.account}, ${D.trigger}, ${D.kind}, ${D.webhookId}, ${D.body}, ${D.status}, ${D.createdAt})
-     values ($1, $2, $3, 'test_callback', $4, $5, 'pending', now())`,
-    [id, accountId, triggerId, webhookId, JSON.stringify(payload)],
+/**
+ * A trigger's test event (`sendTestCallback`), with its body fixed now; refused while `maxPending`
+ * test events of the trigger are pending (a trigger lock serialises the count). Returns the delivery's id.
+ */
+export async function insertTestDelivery(pool: pg.Pool, accountId: string, triggerId: string, webhookId: string, payload: unknown, maxPending: number): Promise<string> {
+  return withTransaction(pool, async (db) => {
+    // The lock first, then the count in a statement of its own: its snapshot, taken after the lock, sees every insert before it.
+    await db.query(`select 1 from ${T.table} where ${T.id} = $1 for update`, [triggerId]);
+    const { rows } = await db.query<{ pending: number }>(
+      `select count(*)::int as pending from ${D.table} where ${D.trigger} = $1 and ${D.kind} = 'test_callback' and ${D.status} = 'pending'`,
+      [triggerId],
+    );
+    const pending = rows[0]?.pending ?? 0;
+    if (pending >= maxPending) {
+      throw new AppError("rate_limit_exceeded", `Trigger ${triggerId} already has ${pending} test events pending (at most ${maxPending}): wait until they are delivered or failed`, {
+        param: "triggerId",
+        details: { limit: maxPending },
+      });
+    }
+    const id = newId("dlv");
+    await db.query(
+      `insert into ${D.table} (${D.id}, ${D.account}, ${D.trigger}, ${D.kind}, ${D.webhookId}, ${D.body}, ${D.status}, ${D.createdAt})
+       values ($1, $2, $3, 'test_callback', $4, $5, 'pending', now())`,
+      [id, accountId, triggerId, webhookId, JSON.stringify(payload)],
+    );
+    return id;
+  });
+}
+
+/**
+ * Retention: a CTE fragment that forgets the stored bodies of the deliveries of the jobs `source`
+ * returns (`job_id`): a completion event carries the result, an A2A push the whole task with its
+ * input. A delivery still pending then cannot rebuild it and fails (activities.ts).
+ */
+export function purgeDeliveryBodiesCte(name: string, source: string): string {
+  return `${name} as (update ${D.table} set ${D.body} = null where ${D.job} in (select job_id from ${source}) and ${D.body} is not null)`;
+}
+
+/**
+ * Takes one of the delivery's account's outbound slots for an attempt (until `leaseMs` from now at
+ * the latest; recordAttempt frees it): `claimed` (or already held), `wait` (the account has
+ * `limit` attempts in flight), or `over` (the delivery is no longer pending, or gone).
+ */
+export async function claimAttemptSlot(pool: pg.Pool, deliveryId: string, limit: number, leaseMs: number): Promise<"claimed" | "wait" | "over"> {
+  return withTransaction(pool, async (db) => {
+    await db.query(`select pg_advisory_xact_lock(${OUTBOUND_SLOT_LOCK}, hashtext(${D.account})) from ${D.table} where ${D.id} = $1`, [deliveryId]);
+    const { rows } = await db.query<{ pending: boolean; claimed: boolean }>(
+      `with u as (update ${D.table} d set ${D.attemptLeaseUntil} = now() + make_interval(secs => $3::float8 / 1000)
+                   where d.${D.id} = $1 and d.${D.status} = 'pending'
+                     and (d.${D.attemptLeaseUntil} > now()
+                          or (select count(*) from ${D.table} o where o.${D.account} = d.${D.account} and o.${D.attemptLeaseUntil} > now()) < $2)
+                  returning d.${D.id})
+       select ${D.status} = 'pending' as pending, exists (select 1 from u) as claimed from ${D.table} where ${D.id} = $1`,
+      [deliveryId, limit, leaseMs],
+    );
+    const r = rows[0];
+    return !r?.pending ? "over" : r.claimed ? "claimed" : "wait";
+  });
+}
+
+/** Pending deliveries started on Temporal whose last sign of life (the start, the latest attempt) is older than `idleMs`, oldest first. */
+export async function idleDeliveries(db: pg.Pool, idleMs: number, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `select d.${D.id} as id from ${D.table} d
+      where d.${D.status} = 'pending' and d.${D.dispatchedAt} < now() - make_interval(secs => $1::float8 / 1000)
+        and coalesce((select max(a.${A.at}) from ${A.table} a where a.${A.delivery} = d.${D.id}), d.${D.dispatchedAt}) < now() - make_interval(secs => $1::float8 / 1000)
+      order by d.${D.dispatchedAt} limit $2`,
+    [idleMs, limit],
   );
-  return id;
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Ends a pending delivery that nothing will attempt again (its workflow is gone), failed, with
+ * `why` recorded as one more attempt (to the last attempt's URL), so the delivery log shows it.
+ */
+export async function failAbandonedDelivery(db: pg.Pool, deliveryId: string, why: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `with d as (update ${D.table} set ${D.status} = 'failed', ${D.finishedAt} = now(), ${D.attemptLeaseUntil} = null
+                 where ${D.id} = $1 and ${D.status} = 'pending' returning ${D.id})
+     insert into ${A.table} (${A.delivery}, ${A.attempt}, ${A.at}, ${A.url}, ${A.statusCode}, ${A.durationMs}, ${A.error}, ${A.responseBytes})
+     select d.${D.id}, coalesce((select max(a.${A.attempt}) from ${A.table} a where a.${A.delivery} = d.${D.id}), 0) + 1, now(),
+            coalesce((select a.${A.url} from ${A.table} a where a.${A.delivery} = d.${D.id} order by a.${A.attempt} desc limit 1), ''), null::int, 0, $2::text, 0
+       from d`,
+    [deliveryId, why],
+  );
+  return (rowCount ?? 0) > 0;
 }

@@ -5,6 +5,7 @@ import { createActivities } from "./activities.js";
 import { ensureRetentionSchedule } from "../jobs/schedule.js";
 import { DELIVERY_DISPATCH, Dispatcher } from "../jobs/dispatcher.js";
 import { createOutboundActivities } from "../outbound/activities.js";
+import { startStuckDeliverySweep } from "../outbound/stuck-sweep.js";
 import { a2aPushBody, a2aPushHeaders } from "../a2a/push.js";
 import { outboundTaskQueue } from "../../workflows/contract.js";
 import { jobMetricsInterceptor, loopbackPort, startWorkerMetricsServer } from "./worker-metrics.js";
@@ -89,6 +90,8 @@ export async function startWorker(runtime: Runtime, options: { taskQueue?: strin
   // The retention Schedule (idempotent); a failure must not keep the worker from running jobs.
   await ensureRetentionSchedule(runtime, options.taskQueue ?? config.temporal.taskQueue).catch((err) => runtime.log.warn({ err }, "could not create the retention schedule"));
   deliveries.start();
+  // A delivery whose workflow ended without settling it is failed, with why (outbound/stuck-sweep.ts).
+  const stuckSweep = startStuckDeliverySweep(runtime);
   const outboundDone = outboundWorker.run();
   const running = worker.run();
   // Workflows this process starts on the worker's queue (the API's runs under `npm start`, the
@@ -99,6 +102,7 @@ export async function startWorker(runtime: Runtime, options: { taskQueue?: strin
     if (outboundWorker.getState() === "RUNNING") outboundWorker.shutdown();
   }), outboundDone]).then(() => undefined).finally(async () => {
     withdrawEagerStart();
+    stuckSweep.stop();
     await deliveries.close();
     await metricsServer?.close();
     await connection.close().catch(() => {});
@@ -110,6 +114,7 @@ export async function startWorker(runtime: Runtime, options: { taskQueue?: strin
     async shutdown() {
       withdrawEagerStart();
       deliveries.stop();
+      stuckSweep.stop();
       if (worker.getState() === "RUNNING") worker.shutdown();
       if (outboundWorker.getState() === "RUNNING") outboundWorker.shutdown();
       await done.catch((err) => runtime.log.error({ err }, "worker stopped with an error"));

@@ -67,7 +67,9 @@ export class TriggerCallbackResolver {
     return Object.assign(new RotatedTriggerSecretType(), await rotateCallbackSecret(ctx.runtime, accountOf(ctx), id));
   }
 
-  @Mutation(() => TestCallbackType, { description: "POSTs a signed `test` event to the trigger's callbackUrl and answers with the first attempt" })
+  @Mutation(() => TestCallbackType, {
+    description: "POSTs a signed `test` event to the trigger's callbackUrl and answers with the first attempt; RATE_LIMITED while OUTBOUND_MAX_PENDING_RESENDS test events of the trigger are pending",
+  })
   async sendTestCallback(@Arg("triggerId", () => ID) triggerId: string, @Ctx() ctx: GraphQLContext): Promise<TestCallbackType> {
     const accountId = accountOf(ctx);
     const trigger = await requireTrigger(ctx.runtime.pool, accountId, triggerId);
@@ -76,7 +78,7 @@ export class TriggerCallbackResolver {
     }
     const webhookId = `msg_test_${randomBase62(16)}`;
     const payload = { type: "test", timestamp: new Date().toISOString(), data: { trigger_id: triggerId, message: "A test event from Agent Gateway" } };
-    const deliveryId = await insertTestDelivery(ctx.runtime.pool, accountId, triggerId, webhookId, payload);
+    const deliveryId = await insertTestDelivery(ctx.runtime.pool, accountId, triggerId, webhookId, payload, ctx.runtime.config.outbound.maxPendingResends);
     await startDelivery(ctx.runtime, deliveryId);
     const deadline = Date.now() + TEST_WAIT_MS;
     let attempts = await deliveryLog(ctx.runtime.pool, accountId, deliveryId);
@@ -96,11 +98,12 @@ export class JobDeliveriesResolver {
   }
 
   @Mutation(() => JobType, {
-    description: "Sends a finished job's completion event again, as a new delivery cycle with the same webhook-id and body (receivers deduplicate on it), to the trigger's current callbackUrl",
+    description:
+      "Sends a finished job's completion event again, as a new delivery cycle with the same webhook-id and body (receivers deduplicate on it), to the trigger's current callbackUrl. BAD_USER_INPUT once the retention policy purged the job's result; RATE_LIMITED while OUTBOUND_MAX_PENDING_RESENDS cycles of the event are pending",
   })
   async redeliver(@Arg("jobId", () => ID) jobId: string, @Ctx() ctx: GraphQLContext): Promise<JobType> {
     const accountId = accountOf(ctx);
-    const deliveryId = await insertRedelivery(ctx.runtime.pool, accountId, jobId);
+    const deliveryId = await insertRedelivery(ctx.runtime.pool, accountId, jobId, ctx.runtime.config.outbound.maxPendingResends);
     await startDelivery(ctx.runtime, deliveryId);
     return JobType.from((await getJob(ctx.runtime.pool, jobId))!);
   }

@@ -1,9 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
+import { startCallbackReceiver, type CallbackReceiver } from "../helpers/callback-receiver.js";
 import { startFakeUpstream, type FakeUpstream } from "../helpers/fake-upstreams.js";
 import { createAccount, gql } from "../helpers/graphql.js";
 import { must, newAgent, newTrigger, postWebhook, waitForJob } from "../helpers/ops.js";
+import { makeTestCa, type TestCa } from "../helpers/tls.js";
+import { waitUntil } from "../helpers/worker-process.js";
 
 const DAY = 86_400_000;
 // A script that spreads its input everywhere it can: the model call, the log, the result.
@@ -21,12 +24,14 @@ const FAILER = `export default async function run(input, ctx) {
 
 /**
  * Retention (DESIGN §14): after the account's window no copy of a webhook payload is left
- * anywhere in the database (audit entry, the run's thread, its result and log, a replay's copy);
- * idempotency records go after 24 hours. The purge workflow takes the time to purge "as of", so
+ * anywhere in the database (audit entry, the run's thread, its result and log, a replay's copy,
+ * the completion callbacks that carried the result); idempotency records go after 24 hours. The purge workflow takes the time to purge "as of", so
  * the test moves the clock instead of waiting.
  */
 describe("retention purges every copy of a payload", () => {
   let fake: FakeUpstream;
+  let ca: TestCa;
+  let hooks: CallbackReceiver;
   let app: TestApp;
   let admin: string;
   const marker = `PII-${randomBytes(8).toString("hex")}`;
@@ -50,10 +55,15 @@ describe("retention purges every copy of a payload", () => {
 
   beforeAll(async () => {
     fake = await startFakeUpstream();
-    app = await startTestApp({ worker: true, env: { PROVIDER_A_BASE_URL: fake.url, PROVIDER_A_API_KEY: "a", PROVIDER_B_BASE_URL: fake.url, PROVIDER_B_API_KEY: "b" } });
+    ca = makeTestCa(["hooks.test"], ["127.0.0.2"]);
+    hooks = await startCallbackReceiver("127.0.0.2", ca);
+    const egress = { EGRESS_ALLOW_PRIVATE: "false", EGRESS_ALLOW_ADDRESSES: "127.0.0.2", EGRESS_RESOLVE: JSON.stringify({ "hooks.test": "127.0.0.2" }), EGRESS_CA_FILE: ca.caFile };
+    app = await startTestApp({ worker: true, env: { PROVIDER_A_BASE_URL: fake.url, PROVIDER_A_API_KEY: "a", PROVIDER_B_BASE_URL: fake.url, PROVIDER_B_API_KEY: "b", ...egress } });
     admin = (await createAccount(app.url, app.operatorToken, "acme", "10")).adminToken;
     const plain = await newTrigger(app.url, admin, await newAgent(app.url, admin, { name: "plain" }));
     const spreader = await newTrigger(app.url, admin, await newAgent(app.url, admin, { name: "spreader", script: SPREADER }));
+    // Its completion callbacks carry the result (and so the payload) to a receiver.
+    await must(app.url, admin, `mutation($id: ID!, $u: String) { updateTrigger(id: $id, callbackUrl: $u) { id } }`, { id: spreader.id, u: `https://hooks.test:${hooks.port}/spread` });
     for (const [trigger, key] of [[plain, "k1"], [spreader, "k2"]] as const) {
       const r = await postWebhook(app.url, trigger, { customer: marker, n: 1 }, { "Idempotency-Key": `${key}-${marker}` });
       expect(r.status).toBe(202);
@@ -68,16 +78,22 @@ describe("retention purges every copy of a payload", () => {
     const replay = await must(app.url, admin, `mutation($id: ID!) { replayJob(id: $id) { id } }`, { id: jobs[1] });
     jobs.push(replay.replayJob.id);
     expect((await waitForJob(app.url, admin, replay.replayJob.id)).status).toBe("DONE");
+    await waitUntil(() => hooks.to("/spread").length === 2, 60_000, "the spreader's callbacks");
   });
   afterAll(async () => {
     await app?.close();
     await fake?.close();
+    await hooks?.close();
+    ca?.cleanup();
   });
+
+  const deliveryStatuses = async (jobId: string): Promise<string[]> =>
+    (await must<{ job: { deliveries: { deliveryStatus: string }[] } }>(app.url, admin, `query($id: ID!) { job(id: $id) { deliveries { deliveryStatus } } }`, { id: jobId })).job.deliveries.map((d) => d.deliveryStatus);
 
   it("before the window the payload is kept (audit, thread, result, log, replay); idempotency records go after 24 hours", async () => {
     const before = await copies(marker);
     // job_steps: ctx.chat's answer and ctx.step's values; jobs: results and the failed run's error.
-    expect(Object.keys(before).sort()).toEqual(expect.arrayContaining(["audit_entries", "idempotency_records", "job_steps", "jobs", "messages"]));
+    expect(Object.keys(before).sort()).toEqual(expect.arrayContaining(["audit_entries", "deliveries", "idempotency_records", "job_steps", "jobs", "messages"]));
     expect(before.audit_entries).toBe(4);
     await purge(new Date(Date.now() + DAY + 60_000));
     const dayLater = await copies(marker);
@@ -87,6 +103,13 @@ describe("retention purges every copy of a payload", () => {
     expect(dayLater.messages).toBe(before.messages);
     const audit = await must(app.url, admin, `query($id: ID!) { job(id: $id) { audit { payload payloadPurgedAt } } }`, { id: jobs[0] });
     expect(audit.job.audit).toEqual({ payload: { customer: marker, n: 1 }, payloadPurgedAt: null });
+    // Within the window a redelivery sends the event as it was, result and all.
+    const first = hooks.to("/spread").find((c) => c.headers["webhook-id"] === `msg_${jobs[1]}`)!;
+    await must(app.url, admin, `mutation($id: ID!) { redeliver(jobId: $id) { id } }`, { id: jobs[1] });
+    await waitUntil(() => hooks.to("/spread").length === 3, 60_000, "the redelivery");
+    expect(hooks.to("/spread")[2]!.body).toBe(first.body);
+    expect(first.body).toContain(marker);
+    await waitUntil(async () => (await deliveryStatuses(jobs[1]!)).every((s) => s === "DELIVERED"), 30_000, "the redelivery's log");
   });
 
   it("after the account's window no copy is left anywhere; the runs keep status and cost; replay is refused", async () => {
@@ -103,6 +126,12 @@ describe("retention purges every copy of a payload", () => {
     const r = await gql(app.url, admin, `mutation($id: ID!) { replayJob(id: $id) { id } }`, { id: jobs[0] });
     expect(r.errors?.[0]?.extensions).toMatchObject({ code: "BAD_USER_INPUT", param: "id" });
     expect(r.errors?.[0]?.message).toContain("purged");
+    // The completion event carried the result: it is not sent again, and its delivery log stays.
+    const again = await gql(app.url, admin, `mutation($id: ID!) { redeliver(jobId: $id) { id } }`, { id: jobs[1] });
+    expect(again.errors?.[0]?.extensions).toMatchObject({ code: "BAD_USER_INPUT", param: "jobId" });
+    expect(again.errors?.[0]?.message).toContain("purged");
+    expect(await deliveryStatuses(jobs[1]!)).toEqual(["DELIVERED", "DELIVERED"]);
+    expect(hooks.to("/spread")).toHaveLength(3);
   });
 
   it("a shorter window applies per account, and a fresh payload of another account stays", async () => {
