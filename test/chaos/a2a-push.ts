@@ -48,6 +48,9 @@ export function readPush(c: Callback): ReceivedPush {
 
 const acknowledged = (r: ReceivedPush) => r.status !== undefined && r.status >= 200 && r.status < 300;
 
+/** The receiver paths (configs) that already acknowledged a terminal event: how far the run is when a fault strikes. */
+export const terminalAcknowledged = (received: ReceivedPush[]) => new Set(received.filter((r) => r.terminal && acknowledged(r)).map((r) => r.path));
+
 export interface A2aPushFigures {
   tasks: number;
   /** Configs listed for the tasks after the run, by how they were made. */

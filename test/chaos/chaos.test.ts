@@ -19,7 +19,7 @@ import { ensureBuilt, root, startStack, temporalServerAvailable, type RunningSta
 import { writeReliabilityReport, type ChaosFigures } from "./report.js";
 import { accountLedgers, jobsOf, pushDeliveries, unfinishedJobs, workflowExecutions } from "./inspect.js";
 import { acknowledged, callbackFigures, inspectCallback, type ReceivedCallback } from "./callbacks.js";
-import { pushFigures, readPush, type PushConfigUnderTest } from "./a2a-push.js";
+import { pushFigures, readPush, terminalAcknowledged, type PushConfigUnderTest } from "./a2a-push.js";
 
 /**
  * The chaos suite (issue 8): `npm run stack:prod`'s topology under sustained webhook and chat load
@@ -331,7 +331,7 @@ describe.skipIf(!inCI && !prerequisites)("chaos on the production topology (npm 
         defaultModel: "provider_b/model-sonnet-4-6",
         script: `export default async function run(input, ctx) {
           let r;
-          for (let i = 0; i < 8; i++) r = await ctx.chat({ messages: [{ role: "user", content: "#slow a2a " + input.n + " " + i }] });
+          for (let i = 0; i < 15; i++) r = await ctx.chat({ messages: [{ role: "user", content: "#slow a2a " + input.n + " " + i }] });
           return { n: input.n, double: input.n * 2, reply: r.content };
         }`,
       },
@@ -368,6 +368,8 @@ describe.skipIf(!inCI && !prerequisites)("chaos on the production topology (npm 
         message: { messageId: `a2a-chaos-${n}`, role: "ROLE_USER", parts: [{ data: { n } }] },
         configuration: { returnImmediately: true, ...(inSend(n) ? { taskPushNotificationConfig: { url: pushUrl(n, "send"), token: pushToken(n, "send") } } : {}) },
       });
+    const planned = N.flatMap((n) => [...(inSend(n) ? [pushPath(n, "send")] : []), ...(created(n) ? [pushPath(n, "created")] : [])]);
+    const received = () => hooks.to(`/random30/a2a-push/${run}/`).map(readPush);
     const taskIds = (await Promise.all(N.map(send))).map((r) => r.result.task.id as string);
     for (const r of await Promise.all(N.filter(created).map((n) => rpc("CreateTaskPushNotificationConfig", { taskId: taskIds[n - 1], url: pushUrl(n, "created"), token: pushToken(n, "created") })))) {
       expect(r.error, "CreateTaskPushNotificationConfig").toBeUndefined();
@@ -387,12 +389,13 @@ describe.skipIf(!inCI && !prerequisites)("chaos on the production topology (npm 
     });
     const faults: string[] = [];
     for (const name of ["worker-1", "api-2"]) {
+      const waiting = planned.length - terminalAcknowledged(received()).size;
       const { oldPid, newPid } = await stack.fault(name, "SIGKILL");
       await until(`the balancer to be ready after killing ${name}`, async () => {
         const o = await client.send(`${t.apiUrl}/readyz`, { timeoutMs: 5000 });
         return isReply(o) && o.status === 200;
       }, 120_000);
-      faults.push(`${name} pid ${oldPid} → ${newPid}`);
+      faults.push(`${name} pid ${oldPid} → ${newPid}, ${waiting} of ${planned.length} configs still waiting for their terminal event`);
     }
     // The same messages again (a client unsure whether its sends arrived): the same tasks, and no second config.
     expect((await Promise.all(N.map(send))).map((r) => r.result.task.id)).toEqual(taskIds);
@@ -425,13 +428,11 @@ describe.skipIf(!inCI && !prerequisites)("chaos on the production topology (npm 
         configs.push({ taskId, configId: c.id, path: new URL(c.url).pathname, token: pushToken(N[i]!, how), how });
       }
     }
-    const planned = N.flatMap((n) => [...(inSend(n) ? [pushPath(n, "send")] : []), ...(created(n) ? [pushPath(n, "created")] : [])]);
-    expect.soft(configs.map((c) => c.path).sort(), "the push configs listed after the run").toEqual(planned.sort());
+    expect.soft(configs.map((c) => c.path).sort(), "the push configs listed after the run").toEqual([...planned].sort());
     const db = new pg.Pool({ connectionString: t.databaseUrl, max: 1 });
     try {
       const { rows } = await db.query<{ source: string; n: number }>("select source, count(*)::int as n from jobs where agent_id = $1 group by source", [createAgent.id]);
       expect.soft(rows).toEqual([{ source: "a2a", n: N.length }]);
-      const received = () => hooks.to(`/random30/a2a-push/${run}/`).map(readPush);
       await until("every push config's terminal event to be acknowledged", () => pushFigures(configs, received()).lost === 0, 300_000).catch(() => {});
       // Then no delivery is left pending (a late second terminal event would show here).
       await until("every A2A push delivery to settle", async () => (await pushDeliveries(db, acct.accountId)).every((d) => d.status !== "pending"), 300_000).catch(() => {});

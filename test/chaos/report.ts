@@ -34,7 +34,7 @@ function a2aPushText(p: ChaosFigures["a2aPush"]): { runs: string; rows: string }
   const deliveries = p.deliveries.map((d) => `${d.event} ${d.status}: ${d.n}`).join(", ") || "none";
   return {
     runs: `
-After the load, ${p.tasks} A2A tasks of an automation agent (a script of eight slow \`ctx.chat\`
+After the load, ${p.tasks} A2A tasks of an automation agent (a script of fifteen slow \`ctx.chat\`
 calls), sent through the balancer with \`returnImmediately\`, run through kill -9 of a worker and
 then of an API instance (${p.faults.join("; ")}). They have ${p.configs} push configs on the same
 receiver (30 % of POSTs answered 500): ${p.configsInSend} given in the send's
