@@ -387,6 +387,8 @@ describe.skipIf(!inCI && !prerequisites)("chaos on the production topology (npm 
       });
       return { status: res.status, text: await res.text() };
     });
+    // Awaited after the tasks end; a test that fails before that leaves no unhandled rejection behind.
+    for (const p of subscribed) p.catch(() => {});
     const faults: string[] = [];
     for (const name of ["worker-1", "api-2"]) {
       const waiting = planned.length - terminalAcknowledged(received()).size;
