@@ -17,8 +17,9 @@ import { chatLoad, webhookLoad } from "./load.js";
 import { subscribe } from "./subscribe.js";
 import { ensureBuilt, root, startStack, temporalServerAvailable, type RunningStack } from "./stack.js";
 import { writeReliabilityReport, type ChaosFigures } from "./report.js";
-import { accountLedgers, jobsOf, unfinishedJobs, workflowExecutions } from "./inspect.js";
+import { accountLedgers, jobsOf, pushDeliveries, unfinishedJobs, workflowExecutions } from "./inspect.js";
 import { acknowledged, callbackFigures, inspectCallback, type ReceivedCallback } from "./callbacks.js";
+import { pushFigures, readPush, terminalAcknowledged, type PushConfigUnderTest } from "./a2a-push.js";
 
 /**
  * The chaos suite (issue 8): `npm run stack:prod`'s topology under sustained webhook and chat load
@@ -29,7 +30,9 @@ import { acknowledged, callbackFigures, inspectCallback, type ReceivedCallback }
  * The load's trigger has a callbackUrl on a local receiver that answers 500 at random (~30 %):
  * every terminal job's completion callback reaches it at least once, signed, one webhook-id per
  * job. The figures go to RELIABILITY.md. Last, A2A tasks of an automation agent ride out kill -9 of a
- * worker and of an API instance.
+ * worker and of an API instance, with push configs (given in the send, or created right after it)
+ * on the same receiver: each config's receiver gets its task's COMPLETED event, under one
+ * webhook-id, with the config's token; those figures join the report.
  */
 const inCI = Boolean(process.env.CI) && process.env.CI !== "false";
 const prerequisites = temporalServerAvailable() && Boolean(findHaproxy());
@@ -57,6 +60,8 @@ describe.skipIf(!inCI && !prerequisites)("chaos on the production topology (npm 
   let hooks: CallbackReceiver;
   let callbackSecret = "";
   const inspected = new Map<Callback, ReceivedCallback>();
+  /** The figures the load test wrote to RELIABILITY.md; the A2A test adds its push figures to them. */
+  let reported: ChaosFigures | undefined;
 
   beforeAll(async () => {
     ensureBuilt();
@@ -243,7 +248,7 @@ describe.skipIf(!inCI && !prerequisites)("chaos on the production topology (npm 
       const ledgers = await accountLedgers(db);
       // Completion callbacks: bounded, until every terminal job has a 2xx-acknowledged delivery.
       const terminalJobs = async () => (await jobsOf(db, acct.triggerId)).filter((r) => r.status === "done" || r.status === "failed").map((r) => r.id);
-      const received = () => hooks.requests.map((c) => ({ ...inspected.get(c)!, status: c.status }));
+      const received = () => hooks.to("/random30/chaos").map((c) => ({ ...inspected.get(c)!, status: c.status }));
       await until("every terminal job's callback to be acknowledged", async () => {
         const ok = new Set(received().filter(acknowledged).map((r) => r.jobId));
         return (await terminalJobs()).every((id) => ok.has(id));
@@ -279,6 +284,7 @@ describe.skipIf(!inCI && !prerequisites)("chaos on the production topology (npm 
         callbacks,
       };
       writeReliabilityReport(root, figures);
+      reported = figures;
       const failed = rows.filter((r) => r.status !== "done").map((r) => `${r.id} ${r.status}: ${r.error}`);
       if (failed.length) process.stderr.write(`[chaos] jobs not done:\n${failed.join("\n")}\n`);
       process.stderr.write(`[chaos] ${JSON.stringify({ ...figures, callbacks: { ...callbacks, lostJobIds: callbacks.lostJobIds.slice(0, 20) }, webhooks: { ...figures.webhooks, serverErrors: figures.webhooks.serverErrors.length }, chat: { ...figures.chat, serverErrors: figures.chat.serverErrors.length } })}\n`);
@@ -308,7 +314,7 @@ describe.skipIf(!inCI && !prerequisites)("chaos on the production topology (npm 
       expect.soft(callbacks.jobsWithSeveralIds, "jobs whose callbacks carried several webhook-ids").toBe(0);
       expect.soft(callbacks.idsWithSeveralJobs, "webhook-ids used for several jobs").toBe(0);
       expect.soft(callbacks.strays, "callbacks for no terminal job of the trigger").toBe(0);
-      expect.soft(hooks.requests.filter((c) => c.headers["webhook-id"] !== `msg_${inspected.get(c)?.jobId}`).length, "webhook-id other than msg_<job id>").toBe(0);
+      expect.soft(hooks.to("/random30/chaos").filter((c) => c.headers["webhook-id"] !== `msg_${inspected.get(c)?.jobId}`).length, "webhook-id other than msg_<job id>").toBe(0);
       expect.soft(callbacks.receiverErrors, "the receiver failed some attempts (the retries were exercised)").toBeGreaterThan(0);
     } finally {
       sub.dispose();
@@ -316,7 +322,7 @@ describe.skipIf(!inCI && !prerequisites)("chaos on the production topology (npm 
       await db.end();
     }
   }, 1_500_000);
-  it("A2A tasks of an automation agent survive kill -9 of a worker and of an API instance", async () => {
+  it("A2A tasks of an automation agent survive kill -9 of a worker and of an API instance; each push config gets its terminal event once", async () => {
     const t = stack.topology();
     const acct = await setUpAccount("a2a-chaos");
     const { createAgent } = await gql(acct.admin, `mutation($i: CreateAgentInput!) { createAgent(input: $i) { id } }`, {
@@ -325,7 +331,7 @@ describe.skipIf(!inCI && !prerequisites)("chaos on the production topology (npm 
         defaultModel: "provider_b/model-sonnet-4-6",
         script: `export default async function run(input, ctx) {
           let r;
-          for (let i = 0; i < 5; i++) r = await ctx.chat({ messages: [{ role: "user", content: "#slow a2a " + input.n + " " + i }] });
+          for (let i = 0; i < 15; i++) r = await ctx.chat({ messages: [{ role: "user", content: "#slow a2a " + input.n + " " + i }] });
           return { n: input.n, double: input.n * 2, reply: r.content };
         }`,
       },
@@ -346,9 +352,28 @@ describe.skipIf(!inCI && !prerequisites)("chaos on the production topology (npm 
         await sleep(500);
       }
     };
-    const N = [1, 2, 3, 4, 5, 6];
-    const send = (n: number) => rpc("SendMessage", { message: { messageId: `a2a-chaos-${n}`, role: "ROLE_USER", parts: [{ data: { n } }] }, configuration: { returnImmediately: true } });
+    // Push configs on the suite's receiver (answering 500 to ~30 % of POSTs, so retries ride the
+    // faults too), one path and token per config: even tasks give theirs in the send's
+    // configuration; odd tasks and every third one get one by CreateTaskPushNotificationConfig right
+    // after the (non-blocking) send, so tasks 6 and 12 have two.
+    const N = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
+    const inSend = (n: number) => n % 2 === 0;
+    const created = (n: number) => n % 2 === 1 || n % 3 === 0;
+    const run = randomBase62(8);
+    const pushPath = (n: number, how: PushConfigUnderTest["how"]) => `/random30/a2a-push/${run}/${n}-${how}`;
+    const pushUrl = (n: number, how: PushConfigUnderTest["how"]) => `https://hooks.test:${hooks.port}${pushPath(n, how)}`;
+    const pushToken = (n: number, how: PushConfigUnderTest["how"]) => `tok-${run}-${n}-${how}`;
+    const send = (n: number) =>
+      rpc("SendMessage", {
+        message: { messageId: `a2a-chaos-${n}`, role: "ROLE_USER", parts: [{ data: { n } }] },
+        configuration: { returnImmediately: true, ...(inSend(n) ? { taskPushNotificationConfig: { url: pushUrl(n, "send"), token: pushToken(n, "send") } } : {}) },
+      });
+    const planned = N.flatMap((n) => [...(inSend(n) ? [pushPath(n, "send")] : []), ...(created(n) ? [pushPath(n, "created")] : [])]);
+    const received = () => hooks.to(`/random30/a2a-push/${run}/`).map(readPush);
     const taskIds = (await Promise.all(N.map(send))).map((r) => r.result.task.id as string);
+    for (const r of await Promise.all(N.filter(created).map((n) => rpc("CreateTaskPushNotificationConfig", { taskId: taskIds[n - 1], url: pushUrl(n, "created"), token: pushToken(n, "created") })))) {
+      expect(r.error, "CreateTaskPushNotificationConfig").toBeUndefined();
+    }
     // A client re-attached to each task through api-1 (never faulted) before the faults: its
     // SubscribeToTask stream (fed by the LISTEN/NOTIFY job events, whichever instance or worker
     // moves the job) must carry the terminal event and then close.
@@ -362,14 +387,19 @@ describe.skipIf(!inCI && !prerequisites)("chaos on the production topology (npm 
       });
       return { status: res.status, text: await res.text() };
     });
+    // Awaited after the tasks end; a test that fails before that leaves no unhandled rejection behind.
+    for (const p of subscribed) p.catch(() => {});
+    const faults: string[] = [];
     for (const name of ["worker-1", "api-2"]) {
-      await stack.fault(name, "SIGKILL");
+      const waiting = planned.length - terminalAcknowledged(received()).size;
+      const { oldPid, newPid } = await stack.fault(name, "SIGKILL");
       await until(`the balancer to be ready after killing ${name}`, async () => {
         const o = await client.send(`${t.apiUrl}/readyz`, { timeoutMs: 5000 });
         return isReply(o) && o.status === 200;
       }, 120_000);
+      faults.push(`${name} pid ${oldPid} → ${newPid}, ${waiting} of ${planned.length} configs still waiting for their terminal event`);
     }
-    // The same messages again (a client unsure whether its sends arrived): the same tasks.
+    // The same messages again (a client unsure whether its sends arrived): the same tasks, and no second config.
     expect((await Promise.all(N.map(send))).map((r) => r.result.task.id)).toEqual(taskIds);
     const final = new Map<string, any>();
     await until("every A2A task to end", async () => {
@@ -390,12 +420,44 @@ describe.skipIf(!inCI && !prerequisites)("chaos on the production topology (npm 
       const states = sub.text.split("\n").filter((l) => l.startsWith("data:")).map((l) => JSON.stringify(JSON.parse(l.slice(5))));
       expect(states.at(-1), taskIds[i]).toContain("TASK_STATE_COMPLETED");
     }
+
+    // Push: the configs each task lists, as the client made them; then every delivery settles.
+    const configs: PushConfigUnderTest[] = [];
+    for (const [i, taskId] of taskIds.entries()) {
+      for (const c of (await rpc("ListTaskPushNotificationConfigs", { taskId })).result.configs ?? []) {
+        const how = String(c.url).endsWith("-send") ? "send" : "created";
+        expect.soft(c.token, c.url).toBe(pushToken(N[i]!, how));
+        configs.push({ taskId, configId: c.id, path: new URL(c.url).pathname, token: pushToken(N[i]!, how), how });
+      }
+    }
+    expect.soft(configs.map((c) => c.path).sort(), "the push configs listed after the run").toEqual([...planned].sort());
     const db = new pg.Pool({ connectionString: t.databaseUrl, max: 1 });
     try {
       const { rows } = await db.query<{ source: string; n: number }>("select source, count(*)::int as n from jobs where agent_id = $1 group by source", [createAgent.id]);
-      expect(rows).toEqual([{ source: "a2a", n: N.length }]);
+      expect.soft(rows).toEqual([{ source: "a2a", n: N.length }]);
+      await until("every push config's terminal event to be acknowledged", () => pushFigures(configs, received()).lost === 0, 300_000).catch(() => {});
+      // Then no delivery is left pending (a late second terminal event would show here).
+      await until("every A2A push delivery to settle", async () => (await pushDeliveries(db, acct.accountId)).every((d) => d.status !== "pending"), 300_000).catch(() => {});
+      const deliveries = await pushDeliveries(db, acct.accountId);
+      const push = pushFigures(configs, received());
+      const completed = (status: string) => deliveries.filter((d) => d.event === "completed" && d.status === status).reduce((n, d) => n + d.n, 0);
+      const a2aPush: ChaosFigures["a2aPush"] = { ...push, faults, deliveries };
+      process.stderr.write(`[chaos] A2A push ${JSON.stringify(a2aPush)}\n`);
+      if (reported) writeReliabilityReport(root, { ...reported, a2aPush });
+
+      expect.soft(push.tasks, "tasks with a push config").toBe(N.length);
+      expect.soft(push.lostConfigs, "push configs whose terminal event was never acknowledged").toEqual([]);
+      expect.soft(push.exactlyOnce, "push configs with exactly one terminal webhook-id, msg_<config id>_completed").toBe(configs.length);
+      expect.soft(push.severalTerminalEvents, "push configs that got several terminal events").toBe(0);
+      expect.soft(push.wrongTerminalState, "terminal pushes of another state than COMPLETED").toBe(0);
+      expect.soft(push.wrongToken, "pushes without their config's token").toBe(0);
+      expect.soft(push.wrongTask, "pushes naming another task than their config's").toBe(0);
+      expect.soft(push.strays, "pushes to no config, or not an A2A event").toBe(0);
+      expect.soft(completed("delivered"), "COMPLETED push deliveries delivered").toBe(configs.length);
+      expect.soft(deliveries.filter((d) => d.status !== "delivered"), "push deliveries not delivered").toEqual([]);
+      expect.soft(push.receiverErrors, "the receiver failed some attempts (the retries were exercised)").toBeGreaterThan(0);
     } finally {
       await db.end();
     }
-  }, 600_000);
+  }, 900_000);
 });

@@ -30,3 +30,12 @@ export async function workflowExecutions(client: Client): Promise<Map<string, nu
   for await (const wf of client.workflow.list({ query: "WorkflowType = 'agentRun'" })) counts.set(wf.workflowId, (counts.get(wf.workflowId) ?? 0) + 1);
   return counts;
 }
+
+/** The account's A2A push deliveries by the state they report and how they ended (delivered, failed, pending). */
+export async function pushDeliveries(db: pg.Pool, accountId: string) {
+  const { rows } = await db.query<{ event: string; status: string; n: number }>(
+    "select event, status, count(*)::int as n from deliveries where account_id = $1 and kind = 'a2a_push' group by event, status order by event, status",
+    [accountId],
+  );
+  return rows;
+}

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Tally } from "./load.js";
 import type { CallbackFigures } from "./callbacks.js";
+import type { A2aPushFigures } from "./a2a-push.js";
 
 /** RELIABILITY.md: the figures of the last chaos run, written by the suite itself. */
 export interface ChaosFigures {
@@ -15,6 +16,8 @@ export interface ChaosFigures {
   ledger: { accounts: number; mismatches: number };
   subscription: { terminalEventsSeen: number; missing: number; closedUnexpectedly: boolean };
   callbacks: CallbackFigures;
+  /** The A2A test after the load: its push configs' figures, the faults it ran through, and the push deliveries as stored. */
+  a2aPush?: A2aPushFigures & { faults: string[]; deliveries: { event: string; status: string; n: number }[] };
 }
 
 const statusLine = (t: Tally) =>
@@ -24,6 +27,31 @@ const statusLine = (t: Tally) =>
     .join(", ");
 
 const failuresLine = (t: Tally) => Object.entries(t.failures).map(([c, n]) => `${c}: ${n}`).join(", ") || "none";
+
+/** The A2A push part of "What runs" and its rows of "Results" (empty when the A2A test did not run after the load). */
+function a2aPushText(p: ChaosFigures["a2aPush"]): { runs: string; rows: string } {
+  if (!p) return { runs: "", rows: "" };
+  const deliveries = p.deliveries.map((d) => `${d.event} ${d.status}: ${d.n}`).join(", ") || "none";
+  return {
+    runs: `
+After the load, ${p.tasks} A2A tasks of an automation agent (a script of fifteen slow \`ctx.chat\`
+calls), sent through the balancer with \`returnImmediately\`, run through kill -9 of a worker and
+then of an API instance (${p.faults.join("; ")}). They have ${p.configs} push configs on the same
+receiver (30 % of POSTs answered 500): ${p.configsInSend} given in the send's
+\`configuration.taskPushNotificationConfig\`, ${p.configsCreated} created by
+\`CreateTaskPushNotificationConfig\` right after the send (${p.configs - p.tasks} tasks have both). The suite waits
+until every config's terminal event was acknowledged and every push delivery settled.
+`,
+    rows: `| A2A push: tasks / configs (given in the send / created after it) | ${p.tasks} / ${p.configs} (${p.configsInSend} / ${p.configsCreated}) |
+| A2A push: configs whose COMPLETED task event was acknowledged (2xx, the config's token, its task) | ${p.delivered} of ${p.configs} |
+| **A2A terminal pushes lost** (a config never acknowledged its task's COMPLETED event) | **${p.lost}** |
+| A2A push: configs with exactly one terminal \`webhook-id\` (\`msg_<config id>_completed\`) / with several terminal events / terminal events of another state | ${p.exactlyOnce} / ${p.severalTerminalEvents} / ${p.wrongTerminalState} |
+| A2A push: terminal acknowledged more than once (at-least-once, same webhook-id) / configs that also got WORKING | ${p.duplicateDeliveries} / ${p.workingSeen} |
+| A2A push: POSTs received / answered 500 / without the config's token / naming another task / strays | ${p.attempts} / ${p.receiverErrors} / ${p.wrongToken} / ${p.wrongTask} / ${p.strays} |
+| A2A push deliveries as stored (state reported, outcome) | ${deliveries} |
+`,
+  };
+}
 
 const FOUND = `
 ## What the suite found, and the fixes
@@ -47,6 +75,7 @@ now guards it:
 `;
 
 export function writeReliabilityReport(root: string, f: ChaosFigures): void {
+  const push = a2aPushText(f.a2aPush);
   const text = `# Reliability
 
 Figures of the last run of the chaos suite (\`test/chaos/chaos.test.ts\`), written by the suite itself.
@@ -68,7 +97,7 @@ otherwise (\`OUTBOUND_RETRY_SCHEDULE=1,2,4,8,15,30,30,30,30,30\`); after the fau
 until every terminal job's callback was acknowledged.
 Webhook clients retry with the same \`Idempotency-Key\` after a 503, a reset
 connection or the balancer's own 502/504; chat clients do not retry.
-
+${push.runs}
 ## Faults, one at a time, under load
 
 | # | fault | detail |
@@ -104,7 +133,7 @@ The launcher restarts a process that dies (same ports, same data), as it does ou
 | callback duplicate deliveries (a job acknowledged more than once, same webhook-id) | ${f.callbacks.duplicateDeliveries} |
 | callback attempts received / answered 500 by the receiver | ${f.callbacks.attempts} / ${f.callbacks.receiverErrors} |
 | callbacks whose signature did not verify / jobs with several webhook-ids / webhook-ids for several jobs | ${f.callbacks.unverified} / ${f.callbacks.jobsWithSeveralIds} / ${f.callbacks.idsWithSeveralJobs} |
-`;
+${push.rows}`;
   // Only the suite's own part is rewritten: sections written by hand (one per guarantee, each
   // naming the command that proves it) follow the marker and are kept as they are.
   const file = join(root, "RELIABILITY.md");
