@@ -1,9 +1,10 @@
 import { StreamResponse, TaskState, type TaskPushNotificationConfig } from "@a2a-js/sdk";
 import type { Runtime } from "../runtime/runtime.js";
-import { insertPushForState } from "../outbound/store.js";
+import { TaskNotFoundError } from "@a2a-js/sdk/errors";
+import { AppError } from "../errors/app-error.js";
 import { validateCallbackUrl } from "../outbound/target.js";
 import { toTask } from "./mapping.js";
-import { findTaskById, savePushConfig, type PushConfigRow, type TaskRow } from "./store.js";
+import { findTaskById, insertPushConfig, type PushConfigRow, type TaskRow } from "./store.js";
 
 /**
  * A2A push notifications (specification §4.3, §13.2) on the outbound delivery engine: a task's
@@ -41,14 +42,19 @@ export function a2aPushHeaders(token: string | null, authentication: PushConfigR
 
 /**
  * Keeps a push config of a task, its URL held to the egress rules (`param` names the field), and
- * records the event of the state the task is already in (a task that moved on before its config
- * was stored still notifies it; a no-op when the transition recorded it).
+ * records the event of the state the task is already in, in one statement with the config (a task
+ * that moved on before its config was stored still notifies it; store.ts `insertPushConfig`).
+ * A task keeps at most `A2A_PUSH_CONFIGS_PER_TASK` configs: each one is an outbound target.
  */
 export async function addPushConfig(runtime: Runtime, accountId: string, task: TaskRow, c: Pick<TaskPushNotificationConfig, "url" | "token" | "authentication">, param: string): Promise<string> {
   const url = validateCallbackUrl(c.url, runtime.config.egress, param);
   const authentication = c.authentication?.scheme ? { scheme: c.authentication.scheme, credentials: c.authentication.credentials } : null;
-  const id = await savePushConfig(runtime.pool, task.id, { url, token: c.token || null, authentication });
-  const now = (await findTaskById(runtime.pool, task.id)) ?? task;
-  if (now.state !== "submitted") await insertPushForState(runtime.pool, accountId, id, now.kind === "job" ? now.id : null, now.state);
-  return id;
+  const cap = runtime.config.a2a.pushConfigsPerTask;
+  const r = await insertPushConfig(runtime.pool, accountId, task.id, { url, token: c.token || null, authentication }, cap);
+  if (r.created) return r.id;
+  if (r.existing === null) throw new TaskNotFoundError(`Task ${task.id} not found`);
+  throw new AppError("validation_failed", `Task ${task.id} already has ${r.existing} push notification configs, the most a task may have (A2A_PUSH_CONFIGS_PER_TASK = ${cap}); delete one first (DeleteTaskPushNotificationConfig)`, {
+    param: "taskId",
+    details: { limit: cap },
+  });
 }

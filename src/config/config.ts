@@ -181,6 +181,8 @@ const envSchema = z.object({
   OUTBOUND_MAX_RESPONSE_BYTES: z.coerce.number().int().min(0).max(1024 * 1024).default(64 * 1024),
   /** Outbound attempts one worker runs at a time (their own activity slots, apart from the runs'). */
   OUTBOUND_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(100),
+  /** Push notification configs one A2A task may have (each is a target of every event); the next create is refused. */
+  A2A_PUSH_CONFIGS_PER_TASK: z.coerce.number().int().min(1).max(1000).default(10),
   // 3, not 2: the worker's activity pollers hold two slots while they wait, and an activity is
   // dispatched eagerly (~35 ms sooner; src/temporal/worker.ts) only into a third.
   SANDBOX_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(3),
@@ -296,6 +298,8 @@ export interface Config {
     maxResponseBytes: number;
     concurrency: number;
   };
+  /** A2A limits: push notification configs per task. */
+  a2a: { pushConfigsPerTask: number };
   logLevel: (typeof LOG_LEVELS)[number];
   graphqlMaxCost: number;
   /** graphql-ws limits (GRAPHQL_WS_MAX_*): message bytes, sockets per token, operations per socket. */
@@ -450,6 +454,7 @@ export function loadConfig(
       maxResponseBytes: env.OUTBOUND_MAX_RESPONSE_BYTES,
       concurrency: env.OUTBOUND_CONCURRENCY,
     },
+    a2a: { pushConfigsPerTask: env.A2A_PUSH_CONFIGS_PER_TASK },
     logLevel: env.LOG_LEVEL,
     graphqlMaxCost: env.GRAPHQL_MAX_COST,
     graphqlWs: {
