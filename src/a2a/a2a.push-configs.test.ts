@@ -193,4 +193,70 @@ describe("A2A push notification configs", () => {
     await Promise.all(creates);
     await expectTerminalOnce(paths, TaskState.TASK_STATE_COMPLETED);
   }, 300_000);
+
+  it(`a task keeps at most ${CAP} configs, also under concurrent creates; one more is Invalid params naming the limit`, async () => {
+    const sent = await rpc(jobAgent, jobKey, "SendMessage", { ...send("capped"), configuration: { returnImmediately: true, taskPushNotificationConfig: { url: url("/cap/inline") } } });
+    const taskId = sent.result.task.id as string;
+    const answers = await Promise.all(Array.from({ length: CAP * 2 }, (_, i) => call(jobAgent, jobKey, "CreateTaskPushNotificationConfig", { taskId, url: url(`/cap/${i}`) })));
+    const bodies = await Promise.all(answers.map(async (r) => ({ status: r.status, body: (await r.json()) as any })));
+    expect(bodies.filter((b) => b.body.result).length).toBe(CAP - 1);
+    const refused = bodies.filter((b) => b.body.error);
+    expect(refused.length).toBe(CAP + 1);
+    for (const r of refused) {
+      expect(r.status).toBe(200);
+      expect(r.body.error.code).toBe(-32602);
+      expect(r.body.error.message).toContain(`A2A_PUSH_CONFIGS_PER_TASK = ${CAP}`);
+    }
+    const listed = await rpc(jobAgent, jobKey, "ListTaskPushNotificationConfigs", { taskId });
+    expect(listed.result.configs).toHaveLength(CAP);
+    // Deleting one makes room for one.
+    await rpc(jobAgent, jobKey, "DeleteTaskPushNotificationConfig", { taskId, id: listed.result.configs[0].id });
+    expect((await rpc(jobAgent, jobKey, "CreateTaskPushNotificationConfig", { taskId, url: url("/cap/again") })).error).toBeUndefined();
+    expect((await rpc(jobAgent, jobKey, "CreateTaskPushNotificationConfig", { taskId, url: url("/cap/over") })).error.code).toBe(-32602);
+  });
+
+  it("ListTaskPushNotificationConfigs pages with pageSize and a real nextPageToken", async () => {
+    const sent = await rpc(jobAgent, jobKey, "SendMessage", send("paged"));
+    const taskId = sent.result.task.id as string;
+    const ids: string[] = [];
+    for (let i = 0; i < CAP; i++) ids.push((await rpc(jobAgent, jobKey, "CreateTaskPushNotificationConfig", { taskId, url: url(`/page/${i}`) })).result.id);
+    const first = await rpc(jobAgent, jobKey, "ListTaskPushNotificationConfigs", { taskId, pageSize: CAP - 1 });
+    expect(first.result.configs.map((c: any) => c.id)).toEqual(ids.slice(0, CAP - 1));
+    expect(first.result.nextPageToken).toBeTruthy();
+    const second = await rpc(jobAgent, jobKey, "ListTaskPushNotificationConfigs", { taskId, pageSize: CAP - 1, pageToken: first.result.nextPageToken });
+    expect(second.result.configs.map((c: any) => c.id)).toEqual(ids.slice(CAP - 1));
+    expect(second.result.nextPageToken ?? "").toBe("");
+    const all = await rpc(jobAgent, jobKey, "ListTaskPushNotificationConfigs", { taskId });
+    expect(all.result.configs.map((c: any) => c.id)).toEqual(ids);
+    for (const bad of [{ pageSize: -1 }, { pageSize: 101 }, { pageToken: "not-a-token" }, { pageToken: Buffer.from('["x",1]').toString("base64url") }]) {
+      const r = await rpc(jobAgent, jobKey, "ListTaskPushNotificationConfigs", { taskId, ...bad });
+      expect(r.error?.code, JSON.stringify(bad)).toBe(-32602);
+    }
+  });
+
+  it("the config methods count in the key's rate limit: over it, 429 with the rate-limit headers", async () => {
+    const limited = await key(jobAgent, ", rateLimitPerMinute: 4");
+    const sent = await rpc(jobAgent, jobKey, "SendMessage", send("limited"));
+    const taskId = sent.result.task.id as string;
+    const calls: [string, unknown][] = [
+      ["CreateTaskPushNotificationConfig", { taskId, url: url("/limited") }],
+      ["ListTaskPushNotificationConfigs", { taskId }],
+      ["GetTaskPushNotificationConfig", { taskId, id: "pnc_none" }],
+      ["DeleteTaskPushNotificationConfig", { taskId, id: "pnc_none" }],
+    ];
+    for (const [method, params] of calls) {
+      const r = await call(jobAgent, limited, method, params);
+      expect(r.status, method).toBe(200);
+      expect(r.headers.get("x-ratelimit-limit-requests"), method).toBe("4");
+    }
+    const over = await call(jobAgent, limited, "CreateTaskPushNotificationConfig", { taskId, url: url("/limited-over") });
+    expect(over.status).toBe(429);
+    expect(over.headers.get("retry-after")).toBeTruthy();
+    expect(over.headers.get("x-ratelimit-remaining-requests")).toBe("0");
+    const body = (await over.json()) as any;
+    expect(body.error.code).toBe(-32000);
+    expect(body.error.data[0].reason).toBe("RATE_LIMIT_EXCEEDED");
+    // The refused create stored nothing.
+    expect((await rpc(jobAgent, jobKey, "ListTaskPushNotificationConfigs", { taskId })).result.configs.map((c: any) => c.url)).toEqual([url("/limited")]);
+  });
 });
