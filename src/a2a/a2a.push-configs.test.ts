@@ -151,7 +151,7 @@ describe("A2A push notification configs", () => {
   }, 300_000);
 
   it("configs created while job tasks end each get the terminal event exactly once", async () => {
-    const TASKS = 12;
+    const TASKS = 9;
     const paths: string[] = [];
     const one = async (n: number) => {
       const sent = await rpc(jobAgent, jobKey, "SendMessage", send(`job ${n}`));
