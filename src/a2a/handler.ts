@@ -407,8 +407,13 @@ export class GatewayA2AHandler implements A2ARequestHandler {
   }
 
   // Push notification configs (A2A §3.1.7–3.1.10): stored per task, delivered by the outbound engine (push.ts).
+  // Each call counts in the key's rate-limit window, as a chat request does: creates are outbound targets.
+  private countCall(s: CallState): Promise<unknown> {
+    return consumeRateLimit(this.runtime.pool, s.principal.keyId, s.principal.rateLimitPerMinute, s.onRateLimit);
+  }
   async createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
     return this.guard(context, async (s) => {
+      await this.countCall(s);
       const task = await this.task(s, params.taskId);
       if (!params.url) throw new AppError("validation_failed", "url is required", { param: "url" });
       const id = await addPushConfig(this.runtime, s.principal.agent.accountId, task, params, "url");
@@ -417,6 +422,7 @@ export class GatewayA2AHandler implements A2ARequestHandler {
   }
   async getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
     return this.guard(context, async (s) => {
+      await this.countCall(s);
       const task = await this.task(s, params.taskId);
       const c = await findPushConfig(this.runtime.pool, task.id, params.id);
       if (!c) throw new TaskNotFoundError(`Push notification config ${params.id} of task ${task.id} not found`);
@@ -425,12 +431,26 @@ export class GatewayA2AHandler implements A2ARequestHandler {
   }
   async listTaskPushNotificationConfigs(params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext): Promise<ListTaskPushNotificationConfigsResponse> {
     return this.guard(context, async (s) => {
+      await this.countCall(s);
+      // pageSize 0 is proto3's "unset".
+      const size = params.pageSize || MAX_PAGE;
+      if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE) throw new AppError("validation_failed", `pageSize must be between 1 and ${MAX_PAGE}`, { param: "pageSize" });
+      let after: readonly [number, string] | undefined;
+      try {
+        after = params.pageToken ? decodeCursor(params.pageToken, ["number", "string"] as const) : undefined;
+      } catch {
+        throw new AppError("validation_failed", "pageToken is not a nextPageToken of this list", { param: "pageToken" });
+      }
       const task = await this.task(s, params.taskId);
-      return { configs: (await listPushConfigs(this.runtime.pool, task.id)).map(pushConfigOf), nextPageToken: "" };
+      const rows = await listPushConfigs(this.runtime.pool, task.id, size + 1, after);
+      const page = rows.slice(0, size);
+      const last = page.at(-1);
+      return { configs: page.map(pushConfigOf), nextPageToken: rows.length > size && last ? encodeCursor([Number(last.cursorUs), last.id]) : "" };
     });
   }
   async deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<void> {
     return this.guard(context, async (s) => {
+      await this.countCall(s);
       const task = await this.task(s, params.taskId);
       await deletePushConfig(this.runtime.pool, task.id, params.id);
     });

@@ -1,9 +1,10 @@
 import { StreamResponse, TaskState, type TaskPushNotificationConfig } from "@a2a-js/sdk";
 import type { Runtime } from "../runtime/runtime.js";
-import { insertPushForState } from "../outbound/store.js";
+import { TaskNotFoundError } from "@a2a-js/sdk/errors";
+import { AppError } from "../errors/app-error.js";
 import { validateCallbackUrl } from "../outbound/target.js";
 import { toTask } from "./mapping.js";
-import { findTaskById, savePushConfig, type PushConfigRow, type TaskRow } from "./store.js";
+import { findTaskById, insertPushConfig, type PushConfigRow, type TaskRow } from "./store.js";
 
 /**
  * A2A push notifications (specification §4.3, §13.2) on the outbound delivery engine: a task's
@@ -39,16 +40,40 @@ export function a2aPushHeaders(token: string | null, authentication: PushConfigR
   return headers;
 }
 
+const MAX_HEADER_CHARS = 4096;
+/** What an HTTP header value may hold (Node refuses the rest when the push is sent); an auth scheme is an RFC 9110 token. */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+const SCHEME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** A token, scheme or credentials, sent as a header of every push: refused now rather than failing every attempt. */
+function headerPart(v: unknown, param: string, shape = HEADER_VALUE): string {
+  if (typeof v !== "string") throw new AppError("validation_failed", `${param} must be a string`, { param });
+  if (v.length > MAX_HEADER_CHARS) throw new AppError("validation_failed", `${param}: at most ${MAX_HEADER_CHARS} characters`, { param });
+  if (!shape.test(v)) throw new AppError("validation_failed", `${param}: characters an HTTP header cannot carry`, { param });
+  return v;
+}
+
 /**
  * Keeps a push config of a task, its URL held to the egress rules (`param` names the field), and
- * records the event of the state the task is already in (a task that moved on before its config
- * was stored still notifies it; a no-op when the transition recorded it).
+ * records the event of the state the task is already in, in one statement with the config (a task
+ * that moved on before its config was stored still notifies it; store.ts `insertPushConfig`).
+ * A task keeps at most `A2A_PUSH_CONFIGS_PER_TASK` configs: each one is an outbound target.
  */
 export async function addPushConfig(runtime: Runtime, accountId: string, task: TaskRow, c: Pick<TaskPushNotificationConfig, "url" | "token" | "authentication">, param: string): Promise<string> {
+  // v0.3 calls reach here as sent (the v1.0 decoding makes strings of what it reads).
+  if (typeof c.url !== "string") throw new AppError("validation_failed", `${param} must be a string`, { param });
   const url = validateCallbackUrl(c.url, runtime.config.egress, param);
-  const authentication = c.authentication?.scheme ? { scheme: c.authentication.scheme, credentials: c.authentication.credentials } : null;
-  const id = await savePushConfig(runtime.pool, task.id, { url, token: c.token || null, authentication });
-  const now = (await findTaskById(runtime.pool, task.id)) ?? task;
-  if (now.state !== "submitted") await insertPushForState(runtime.pool, accountId, id, now.kind === "job" ? now.id : null, now.state);
-  return id;
+  const at = param.replace(/url$/, "");
+  const authentication = c.authentication?.scheme
+    ? { scheme: headerPart(c.authentication.scheme, `${at}authentication.scheme`, SCHEME), credentials: headerPart(c.authentication.credentials ?? "", `${at}authentication.credentials`) }
+    : null;
+  const token = headerPart(c.token ?? "", `${at}token`);
+  const cap = runtime.config.a2a.pushConfigsPerTask;
+  const r = await insertPushConfig(runtime.pool, accountId, task.id, { url, token: token || null, authentication }, cap);
+  if (r.created) return r.id;
+  if (r.existing === null) throw new TaskNotFoundError(`Task ${task.id} not found`);
+  throw new AppError("validation_failed", `Task ${task.id} already has ${r.existing} push notification configs, the most a task may have (A2A_PUSH_CONFIGS_PER_TASK = ${cap}); delete one first (DeleteTaskPushNotificationConfig)`, {
+    param: "taskId",
+    details: { limit: cap },
+  });
 }

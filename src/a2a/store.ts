@@ -6,7 +6,7 @@ import { statement, type Param } from "../db/statement.js";
 import { finishTurnStatement, type TurnFinishWith } from "../threads/finish.js";
 import { reclaimStatements } from "../threads/store.js";
 import { openStatements, type TurnOpenWith } from "../chat/store.js";
-import { chatTaskPushCte } from "../outbound/store.js";
+import { chatTaskPushCte, jobPushState, newPushConfigCte, PUSH_CONFIG_IDS } from "../outbound/store.js";
 
 /**
  * The A2A task records (table a2a_tasks). A chat task's state is its own; a job task's state is
@@ -297,23 +297,65 @@ export interface PushConfigRow {
   url: string;
   token: string | null;
   authentication: { scheme?: string; credentials?: string } | null;
+  /** The keyset of the list's page token (created_at in µs). */
+  cursorUs: number;
 }
 
-const PUSH_COLUMNS = `${P.id} as id, ${P.task} as "taskId", ${P.url} as url, ${P.token} as token, ${P.authentication} as authentication`;
+const PUSH_CURSOR = `(extract(epoch from ${P.createdAt}) * 1000000)::bigint`;
+const PUSH_COLUMNS = `${P.id} as id, ${P.task} as "taskId", ${P.url} as url, ${P.token} as token, ${P.authentication} as authentication, ${PUSH_CURSOR} as "cursorUs"`;
 
-/** Keeps a push notification config of a task (given with a message, or created for it) for the outbound delivery engine (DESIGN §17). */
-export async function savePushConfig(db: pg.Pool, taskId: string, c: { url: string; token: string | null; authentication: Record<string, unknown> | null }): Promise<string> {
+/**
+ * A push config of a task and the event of the state the task is in, in one statement under the
+ * task's state row lock (a job task's job row, a chat task's own row), which every state change
+ * also holds while it records the events of its configs (outbound/store.ts `PUSH_CONFIG_IDS`): a
+ * change that commits first is read here, a later one reads this config. The task's row is
+ * locked against other inserts too, so the configs counted (with a snapshot after the lock) are
+ * exact and the cap holds under concurrent creates.
+ */
+const INSERT_PUSH_CONFIG = statement(
+  "a2a-insert-push-config",
+  (p) => `with task as (select t.${T.id} as id, t.${T.account} as account_id, t.${T.kind} as kind, t.${T.state} as state from ${T.table} t
+                        where t.${T.id} = ${p("taskId")} and t.${T.account} = ${p("accountId")} for no key update),
+     job as (select j.${J.id} as id, j.${J.status} as status, j.${J.error} as error from ${J.table} j where j.${J.id} = (select id from task where kind = 'job') for share),
+     existing as (select count(c)::int as n from task cross join lateral ${PUSH_CONFIG_IDS}(task.id) c),
+     config as (insert into ${P.table} (${P.id}, ${P.task}, ${P.url}, ${P.token}, ${P.authentication}, ${P.createdAt})
+                select ${p("configId")}, task.id, ${p("url")}, ${p("token")}, ${p("authentication")}::jsonb, now() from task, existing where existing.n < ${p("cap")}
+                returning ${P.id} as id),
+     config_state as (select config.id as config_id, task.account_id, job.id as job_id,
+                             case when task.kind = 'job' then ${jobPushState("job")} when task.state <> 'submitted' then task.state end as state
+                        from config cross join task left join job on true),
+     ${newPushConfigCte("config_state")}
+  select (select n from existing) as existing, exists (select 1 from config) as created`,
+);
+
+export type PushConfigInsert = { created: true; id: string } | { created: false; existing: number | null };
+
+/**
+ * Keeps a push notification config of a task (given with a message, or created for it) for the
+ * outbound delivery engine (DESIGN §17), unless the task has `cap` already (or is gone: existing null).
+ */
+export async function insertPushConfig(
+  db: pg.Pool,
+  accountId: string,
+  taskId: string,
+  c: { url: string; token: string | null; authentication: Record<string, unknown> | null },
+  cap: number,
+): Promise<PushConfigInsert> {
   const id = newId("pnc");
-  await db.query(
-    `insert into ${P.table} (${P.id}, ${P.task}, ${P.url}, ${P.token}, ${P.authentication}, ${P.createdAt}) values ($1, $2, $3, $4, $5::jsonb, now())`,
-    [id, taskId, c.url, c.token, c.authentication === null ? null : JSON.stringify(c.authentication)],
+  const { rows } = await db.query<{ existing: number | null; created: boolean }>(
+    INSERT_PUSH_CONFIG.with({ taskId, accountId, configId: id, url: c.url, token: c.token, authentication: c.authentication === null ? null : JSON.stringify(c.authentication), cap }),
   );
-  return id;
+  const r = rows[0]!;
+  return r.created ? { created: true, id } : { created: false, existing: r.existing };
 }
 
-/** A task's push configs, oldest first (the caller has checked the task is the caller's). */
-export async function listPushConfigs(db: pg.Pool, taskId: string): Promise<PushConfigRow[]> {
-  const { rows } = await db.query<PushConfigRow>(`select ${PUSH_COLUMNS} from ${P.table} where ${P.task} = $1 order by ${P.createdAt}, ${P.id} limit 100`, [taskId]);
+/** A page of a task's push configs, oldest first, after the keyset `after` (the caller has checked the task is the caller's). */
+export async function listPushConfigs(db: pg.Pool, taskId: string, limit: number, after?: readonly [number, string]): Promise<PushConfigRow[]> {
+  const keyset = after ? `and (${P.createdAt}, ${P.id}) > (timestamptz 'epoch' + $3::bigint * interval '1 microsecond', $4::text)` : "";
+  const { rows } = await db.query<PushConfigRow>(
+    `select ${PUSH_COLUMNS} from ${P.table} where ${P.task} = $1 ${keyset} order by ${P.createdAt}, ${P.id} limit $2`,
+    after ? [taskId, limit, after[0], after[1]] : [taskId, limit],
+  );
   return rows;
 }
 

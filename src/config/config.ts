@@ -189,6 +189,8 @@ const envSchema = z.object({
   OUTBOUND_MAX_PENDING_RESENDS: z.coerce.number().int().min(1).max(1000).default(5),
   /** A pending delivery with no attempt for the longest gap of the schedule + an attempt's time + this is checked; if its workflow is gone, it is failed. */
   OUTBOUND_STUCK_GRACE_MS: z.coerce.number().int().min(500).max(86_400_000).default(300_000),
+  /** Push notification configs one A2A task may have (each is a target of every event); the next create is refused. */
+  A2A_PUSH_CONFIGS_PER_TASK: z.coerce.number().int().min(1).max(1000).default(10),
   // 3, not 2: the worker's activity pollers hold two slots while they wait, and an activity is
   // dispatched eagerly (~35 ms sooner; src/temporal/worker.ts) only into a third.
   SANDBOX_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(3),
@@ -311,6 +313,8 @@ export interface Config {
     maxPendingResends: number;
     stuckGraceMs: number;
   };
+  /** A2A limits: push notification configs per task. */
+  a2a: { pushConfigsPerTask: number };
   logLevel: (typeof LOG_LEVELS)[number];
   graphqlMaxCost: number;
   /** graphql-ws limits (GRAPHQL_WS_MAX_*): message bytes, sockets per token, operations per socket. */
@@ -471,6 +475,7 @@ export function loadConfig(
       maxPendingResends: env.OUTBOUND_MAX_PENDING_RESENDS,
       stuckGraceMs: env.OUTBOUND_STUCK_GRACE_MS,
     },
+    a2a: { pushConfigsPerTask: env.A2A_PUSH_CONFIGS_PER_TASK },
     logLevel: env.LOG_LEVEL,
     graphqlMaxCost: env.GRAPHQL_MAX_COST,
     graphqlWs: {

@@ -38,18 +38,34 @@ export function jobCallbackCte(source: string): string {
 }
 
 /**
- * The A2A push notifications of a task's state change, for each push config of the task, in the
- * statement that changes it. `source` is a CTE returning `id` (the task), `account_id`, `state`
- * (an A2A state name, or null for no event) and `job_id` (or null). One delivery per config and
- * state: `dlv_<config id>_<state>`, so recording it again (the config-save path) is a no-op.
+ * The push configs of a task (`a2a_push_config_ids`, a migration's function), read with a snapshot
+ * taken when it is called, after the state change has locked the task's state row: a config whose
+ * insert committed while the change waited for that lock is seen, though the statement's own
+ * snapshot predates it. The config's insert takes the same lock (a2a/store.ts `insertPushConfig`),
+ * so each config gets each state either from the change or from its own insert, never from neither.
  */
-function a2aPushCte(name: string, source: string): string {
+export const PUSH_CONFIG_IDS = "a2a_push_config_ids";
+
+/** An A2A delivery per row of `rows` (columns `config_id`, `account_id`, `job_id`, `state`): `dlv_<config id>_<state>`, recorded at most once. */
+function a2aPushInsert(name: string, rows: string): string {
   return `${name} as (insert into ${D.table} (${D.id}, ${D.account}, ${D.job}, ${D.kind}, ${D.webhookId}, ${D.target}, ${D.event}, ${D.status}, ${D.createdAt})
-     select 'dlv_' || c.${P.id} || '_' || s.state, s.account_id, s.job_id, 'a2a_push', 'msg_' || c.${P.id} || '_' || s.state, c.${P.id}, s.state, 'pending', now()
-       from ${source} s join ${P.table} c on c.${P.task} = s.id
-      where s.state is not null
+     select 'dlv_' || r.config_id || '_' || r.state, r.account_id, r.job_id, 'a2a_push', 'msg_' || r.config_id || '_' || r.state, r.config_id, r.state, 'pending', now()
+       from (${rows}) r where r.state is not null
      on conflict (${D.id}) do nothing)`;
 }
+
+/**
+ * The A2A push notifications of a task's state change, for each push config of the task, in the
+ * statement that changes it (after its row lock: `PUSH_CONFIG_IDS`). `source` is a CTE returning
+ * `id` (the task), `account_id`, `state` (an A2A state name, or null for no event) and `job_id` (or null).
+ */
+function a2aPushCte(name: string, source: string): string {
+  return a2aPushInsert(name, `select c as config_id, s.account_id, s.job_id, s.state from ${source} s cross join lateral ${PUSH_CONFIG_IDS}(s.id) c where s.state is not null`);
+}
+
+/** A job's status as the A2A state its push reports (null: queued, no event); `j` has `status` and `error`. */
+export const jobPushState = (j: string) => `case when ${j}.status = 'running' then 'working' when ${j}.status = 'done' then 'completed'
+            when ${j}.status = 'failed' and ${j}.error = 'cancelled' then 'canceled' when ${j}.status = 'failed' then 'failed' end`;
 
 /**
  * For a job's transition (`source` as for jobCallbackCte, plus `error`): the A2A task of the same
@@ -57,9 +73,7 @@ function a2aPushCte(name: string, source: string): string {
  */
 export function jobPushCte(source: string): string {
   return `job_push_state as (select s.id, s.account_id, s.id as job_id,
-       case when s.status is not distinct from s.before then null
-            when s.status = 'running' then 'working' when s.status = 'done' then 'completed'
-            when s.status = 'failed' and s.error = 'cancelled' then 'canceled' when s.status = 'failed' then 'failed' end as state
+       case when s.status is not distinct from s.before then null else ${jobPushState("s")} end as state
        from ${source} s),
      ${a2aPushCte("job_push", "job_push_state")},
      ${jobTaskCte("job_push_state")}`;
@@ -88,13 +102,13 @@ export function chatTaskPushCte(source: string): string {
      ${a2aPushCte("chat_push", "chat_push_state")}`;
 }
 
-/** A push config saved after its task moved on: the event of the state it is in now (a no-op when the transition recorded it). */
-export async function insertPushForState(db: pg.Pool, accountId: string, configId: string, jobId: string | null, state: string): Promise<void> {
-  await db.query(
-    `insert into ${D.table} (${D.id}, ${D.account}, ${D.job}, ${D.kind}, ${D.webhookId}, ${D.target}, ${D.event}, ${D.status}, ${D.createdAt})
-     values ('dlv_' || $2 || '_' || $4, $1, $3, 'a2a_push', 'msg_' || $2 || '_' || $4, $2, $4, 'pending', now()) on conflict (${D.id}) do nothing`,
-    [accountId, configId, jobId, state],
-  );
+/**
+ * For a push config just inserted (`source` returns `config_id`, `account_id`, `job_id` and the
+ * `state` its task is in, read under the task's state row lock): the event of that state, so a
+ * config made after the task moved on still hears where it is (a no-op when the change recorded it).
+ */
+export function newPushConfigCte(source: string): string {
+  return a2aPushInsert("config_push", `select config_id, account_id, job_id, state from ${source}`);
 }
 
 /** What one attempt of a delivery needs: where to, with which secrets, and the body (stored, or the job to build it from). */

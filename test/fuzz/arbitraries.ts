@@ -256,3 +256,70 @@ export const a2aBody = (ids: () => string[]) =>
     },
     { weight: 1, arbitrary: bodyText },
   );
+
+/**
+ * A value nested `$deep` levels (arrays or objects), for fields that expect a flat one: a marker,
+ * replaced in the JSON text by `expandDeep` (fast-check would recurse through the real value).
+ */
+const deep = fc.record({ $deep: fc.integer({ min: 50, max: 5_000 }), shape: fc.constantFrom("a", "o") });
+const expandDeep = (json: string) =>
+  json.replace(/\{"\$deep":(\d+),"shape":"(a|o)"\}/g, (_, d: string, shape: string) => (shape === "a" ? "[".repeat(+d) + "]".repeat(+d) : '{"a":'.repeat(+d) + "1" + "}".repeat(+d)));
+
+/** A push config URL: accepted ones (a host that never resolves: .invalid), egress-refused ones, and anything. */
+const pushUrl = fc.oneof(
+  { weight: 3, arbitrary: oddString.map((p) => `https://hooks.invalid/${encodeURIComponent(p.replace(/[\uD800-\uDFFF]/g, "?")).slice(0, 300)}`) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      "https://169.254.169.254/latest/meta-data", "https://127.0.0.1/x", "https://[::1]/x", "https://10.0.0.1/x", "http://hooks.invalid/x", "https://u:p@hooks.invalid/x",
+      "https://hooks.invalid/x#frag", "file:///etc/passwd", "javascript:alert(1)", `https://hooks.invalid/${"a".repeat(3000)}`, "https://0x7f000001/", "https://[::ffff:127.0.0.1]/",
+    ),
+  },
+  { weight: 2, arbitrary: oddString },
+  { weight: 1, arbitrary: jsonValue },
+);
+
+/** A header-borne string (token, scheme, credentials): odd, huge, or with CR/LF. */
+const pushHeaderText = fc.oneof(oddString, fc.constantFrom("Bearer", "tok\r\nX-Injected: 1", "é", "x".repeat(5000), "x".repeat(300_000)), jsonValue);
+
+/**
+ * A JSON-RPC call of the push config methods (v1.0 and v0.3 names and shapes) with hostile
+ * urls, tokens, authentication objects, ids, page sizes and tokens, huge and deep values.
+ * `taskIds` and `configIds` are ids to aim at (own, foreign, made up).
+ */
+export const a2aPushConfigBody = (taskIds: () => string[], configIds: () => string[]) => {
+  const pick = (ids: () => string[]) => fc.nat().map((n) => ids()[n % Math.max(1, ids().length)] ?? "tsk_x");
+  const taskId = fc.oneof({ weight: 4, arbitrary: pick(taskIds) }, { weight: 1, arbitrary: oddString }, { weight: 1, arbitrary: jsonValue });
+  const configId = fc.oneof({ weight: 3, arbitrary: pick(configIds) }, { weight: 1, arbitrary: oddString }, { weight: 1, arbitrary: jsonValue });
+  const authentication = fc.oneof(
+    fc.record({ scheme: pushHeaderText, credentials: pushHeaderText }, { requiredKeys: [] }),
+    fc.record({ schemes: fc.oneof(fc.array(pushHeaderText, { maxLength: 3 }), jsonValue), credentials: pushHeaderText }, { requiredKeys: [] }),
+    jsonValue,
+    deep,
+  );
+  const config = fc.record({ url: pushUrl, token: pushHeaderText, authentication, id: configId, tenant: oddString }, { requiredKeys: [] });
+  const v1 = fc.oneof(
+    fc.record({ method: fc.constant("CreateTaskPushNotificationConfig"), params: fc.tuple(taskId, config).map(([t, c]) => ({ taskId: t, ...c })) }),
+    fc.record({ method: fc.constantFrom("GetTaskPushNotificationConfig", "DeleteTaskPushNotificationConfig"), params: fc.record({ taskId, id: configId, tenant: oddString }, { requiredKeys: [] }) }),
+    fc.record({
+      method: fc.constant("ListTaskPushNotificationConfigs"),
+      params: fc.record(
+        {
+          taskId,
+          pageSize: fc.oneof(fc.integer({ min: -5, max: 500 }), fc.constantFrom(0, 1, 1e308, 2 ** 31, -0, 0.5), jsonValue),
+          pageToken: fc.oneof(oddString, jsonValue.map((v) => Buffer.from(JSON.stringify(v) ?? "null").toString("base64url")), fc.constantFrom(Buffer.from('[1e300,"x"]').toString("base64url"), Buffer.from('[-1,""]').toString("base64url")), jsonValue),
+        },
+        { requiredKeys: [] },
+      ),
+    }),
+  );
+  const v03 = fc.oneof(
+    fc.record({ method: fc.constant("tasks/pushNotificationConfig/set"), params: fc.record({ taskId, pushNotificationConfig: fc.oneof(config, jsonValue, deep) }, { requiredKeys: [] }) }),
+    fc.record({ method: fc.constantFrom("tasks/pushNotificationConfig/get", "tasks/pushNotificationConfig/delete", "tasks/pushNotificationConfig/list"), params: fc.record({ id: taskId, pushNotificationConfigId: configId }, { requiredKeys: [] }) }),
+  );
+  return fc.oneof(
+    { weight: 5, arbitrary: v1.map((c) => ({ ...c, v03: false })) },
+    { weight: 2, arbitrary: v03.map((c) => ({ ...c, v03: true })) },
+    { weight: 1, arbitrary: fc.record({ method: fc.constantFrom("CreateTaskPushNotificationConfig", "ListTaskPushNotificationConfigs"), params: fc.oneof(jsonValue, deep) }).map((c) => ({ ...c, v03: false })) },
+  ).map(({ method, params, v03: legacy }) => ({ legacy, body: expandDeep(JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })) }));
+};

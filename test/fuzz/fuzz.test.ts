@@ -8,7 +8,7 @@ import { balanceMicros, chargeOf } from "../helpers/balance.js";
 import { createAccount, gql } from "../helpers/graphql.js";
 import { createAgent, createTrigger, type CreatedTrigger } from "../helpers/webhooks.js";
 import { SUPPORTED_MODELS } from "../../src/config/models.js";
-import { a2aBody, bodyText, chatBody, contentType, graphqlBody, graphqlOperation, headerValue, jsonValue, modelId, oddString, responsesBody } from "./arbitraries.js";
+import { a2aBody, a2aPushConfigBody, bodyText, chatBody, contentType, graphqlBody, graphqlOperation, headerValue, jsonValue, modelId, oddString, responsesBody } from "./arbitraries.js";
 import { answerOf, jsonRpcProblemsOf, problemsOf, type Answer } from "./envelope.js";
 import { rawExchange } from "./raw-http.js";
 import { mcpBody, mcpProblemsOf, protocolVersion } from "./mcp.js";
@@ -26,7 +26,7 @@ import { mcpBody, mcpProblemsOf, protocolVersion } from "./mcp.js";
  */
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1200);
-const SHARE = { chat: 0.14, responses: 0.05, models: 0.04, webhooks: 0.24, jobs: 0.1, graphql: 0.2, ws: 0.05, raw: 0.1, poison: 0.08, stored: 0.05, storedChat: 0.03, a2a: 0.15, mcp: 0.08 };
+const SHARE = { chat: 0.14, responses: 0.05, models: 0.04, webhooks: 0.24, jobs: 0.1, graphql: 0.2, ws: 0.05, raw: 0.1, poison: 0.08, stored: 0.05, storedChat: 0.03, a2a: 0.15, a2aPush: 0.06, mcp: 0.08 };
 const runsOf = (k: keyof typeof SHARE) => Math.max(5, Math.round(RUNS * SHARE[k]));
 /** Per-test time limit, scaled with the run count (a liveness bound for a loaded machine, not a timing assertion). */
 const LIMIT = 120_000 + RUNS * 100;
@@ -221,6 +221,33 @@ describe("fuzz: generated hostile requests on every public route", () => {
       if (open_.length > 0) await new Promise((r) => setTimeout(r, 500));
     } while (open_.length > 0 && Date.now() < deadline);
     expect(open_).toEqual([]);
+  }, LIMIT);
+
+  it("A2A push configs: create, get, list and delete with hostile urls, tokens, authentication objects, ids, page tokens, huge and deep values", async () => {
+    const call = (body: string, legacy: boolean, key = a2a.jobKey) =>
+      send(app.url, { path: `/api/a2a/${a2a.job}`, method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}`, "A2A-Version": legacy ? "0.3" : "1.0" }, body });
+    const own: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const started = await call(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "SendMessage", params: { message: { messageId: randomUUID(), role: "ROLE_USER", parts: [{ text: "push" }] }, configuration: { returnImmediately: true } } }), false);
+      own.push((JSON.parse(started.body) as { result: { task: { id: string } } }).result.task.id);
+    }
+    const configs: string[] = ["pnc_0000"];
+    await property(
+      "a2aPush",
+      13,
+      a2aPushConfigBody(() => [...own, a2a.foreignTask, "job_0000"], () => configs),
+      async ({ legacy, body }) => {
+        const res = await call(body, legacy);
+        const problems = jsonRpcProblemsOf(res);
+        if (problems.length > 0) throw new Error(`push config call (v${legacy ? "0.3" : "1.0"}) → ${res.status}: ${problems.join("; ")}\n${res.body.slice(0, 600)}\nbody: ${body.slice(0, 300)}`);
+        for (const m of res.body.matchAll(/"(pnc_[0-9A-Za-z]+)"/g)) if (!configs.includes(m[1]!)) configs.push(m[1]!);
+      },
+    );
+    // Some calls got through to the store (configs were made), the foreign task has none, and the cap held.
+    expect(configs.length).toBeGreaterThan(1);
+    const { rows } = await app.runtime.pool.query<{ task_id: string; n: number }>("select task_id, count(*)::int as n from a2a_push_configs group by task_id");
+    expect(rows.find((r) => r.task_id === a2a.foreignTask)).toBeUndefined();
+    for (const r of rows) expect(r.n).toBeLessThanOrEqual(app.config.a2a.pushConfigsPerTask);
   }, LIMIT);
 
   it("webhooks with every auth scheme, and the job endpoints", async () => {
