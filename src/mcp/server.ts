@@ -31,14 +31,15 @@ function agentMcpServer(runtime: Runtime, profile: AgentProfile): McpServer {
   const instructions = profile.automation
     ? `"${profile.name}" is an automation agent: \`run\` starts a job with a JSON input and waits for its result; \`get_job\` reads a job later.`
     : `"${profile.name}" is a chat agent: \`chat\` sends a message and returns the answer with its thread_id, which continues the conversation.`;
-  const server = new McpServer(serverInfo, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator, instructions });
+  const capabilities = { tools: { listChanged: false } };
+  const server = new McpServer(serverInfo, { capabilities, jsonSchemaValidator, instructions });
   // A server serves the callers of every agent of its profile, across accounts (agents of the same
   // name and kind). The SDK's own initialize handler keeps the caller's client info and
   // capabilities on the server, each initialize overwriting the last caller's: this one answers
   // the same (version negotiation as the SDK's) and keeps nothing of the caller.
   server.server.setRequestHandler(InitializeRequestSchema, (request) => ({
     protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(request.params.protocolVersion) ? request.params.protocolVersion : LATEST_PROTOCOL_VERSION,
-    capabilities: server.server.getCapabilities(),
+    capabilities,
     serverInfo,
     instructions,
   }));
