@@ -91,6 +91,23 @@ describe("admin CLI", () => {
     }
   });
 
+  it("opens its connections through the data layer (src/db): they carry its application_name, agw-admin, as every process's do", async () => {
+    // What a connection calls itself, seen by the database: a trigger on the account insert records it.
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      await client.query("create table cli_seen (application_name text)");
+      await client.query(`create function cli_seen() returns trigger language plpgsql as $$ begin insert into cli_seen values (current_setting('application_name')); return new; end $$`);
+      await client.query("create trigger cli_seen after insert on accounts for each row execute function cli_seen()");
+      const r = await admin(["create-account", "--name", "seen", "--json"], env);
+      expect(r.code, r.stderr).toBe(0);
+      expect((await client.query("select application_name from cli_seen")).rows).toEqual([{ application_name: "agw-admin" }]);
+    } finally {
+      await client.query("drop trigger if exists cli_seen on accounts; drop function if exists cli_seen(); drop table if exists cli_seen");
+      await client.end();
+    }
+  });
+
   it("import-script sends a module file through the API as the account's admin; errors name the file, line and column", async () => {
     const created = JSON.parse((await admin(["create-account", "--name", "scripts", "--json"], env)).stdout) as { adminToken: string };
     const app: TestApp = await startTestApp({ databaseUrl: db.url });

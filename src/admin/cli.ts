@@ -2,14 +2,14 @@ import "reflect-metadata";
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { resolve, join } from "node:path";
-import pg from "pg";
+import type pg from "pg";
 import { AppError } from "../errors/app-error.js";
 import { formatUsd } from "../infra/money.js";
 import { createAccount, createAdminToken, parseAmount, topUp } from "../accounts/service.js";
 import { readRuntimeInfo, runningLauncher, type DevRuntimeInfo } from "../dev/runtime-file.js";
 import { runningTopology } from "../stack/topology-file.js";
 import { isAlive } from "../dev/processes.js";
-import { migrateDatabase } from "../db/orm.js";
+import { closeDatabase, migrate, openDatabase } from "../db/orm.js";
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "../dev/embedded-postgres.js";
 
 /**
@@ -62,34 +62,35 @@ async function waitForStartingLauncher(dataDir: string): Promise<DevRuntimeInfo 
   return readRuntimeInfo(dataDir);
 }
 
+/** The data layer's pool (src/db/orm.ts), as every process opens it: named `agw-admin` in pg_stat_activity. */
+async function open(databaseUrl: string, migrateFirst = false): Promise<Db> {
+  const database = await openDatabase(databaseUrl, { poolSize: 2, applicationName: "agw-admin" });
+  try {
+    if (migrateFirst) await migrate(database.orm);
+  } catch (err) {
+    await closeDatabase(database);
+    throw err;
+  }
+  return { pool: database.pool, close: () => closeDatabase(database) };
+}
+
 async function connect(): Promise<Db> {
   const direct = process.env.DATABASE_URL;
-  if (direct) {
-    const pool = new pg.Pool({ connectionString: direct, max: 2 });
-    return { pool, close: () => pool.end() };
-  }
+  if (direct) return open(direct);
   const dataDir = resolve(process.env.DATA_DIR || "./.data");
   const stack = await runningTopology(dataDir); // an `npm run stack:prod` on this DATA_DIR
-  if (stack) {
-    const pool = new pg.Pool({ connectionString: stack.databaseUrl, max: 2 });
-    return { pool, close: () => pool.end() };
-  }
+  if (stack) return open(stack.databaseUrl);
   const info = readRuntimeInfo(dataDir) ?? (await waitForStartingLauncher(dataDir));
-  if (info && isAlive(info.pid)) {
-    const pool = new pg.Pool({ connectionString: info.databaseUrl, max: 2 });
-    return { pool, close: () => pool.end() };
-  }
+  if (info && isAlive(info.pid)) return open(info.databaseUrl);
   // No running instance: start the dev database ourselves, bring its schema up to date, use it.
   const server: EmbeddedPostgresHandle = await startEmbeddedPostgres(join(dataDir, "postgres"));
   try {
     await server.ensureDatabase("agent_gateway");
-    const url = server.urlFor("agent_gateway");
-    await migrateDatabase(url);
-    const pool = new pg.Pool({ connectionString: url, max: 2 });
+    const db = await open(server.urlFor("agent_gateway"), true);
     return {
-      pool,
+      pool: db.pool,
       close: async () => {
-        await pool.end();
+        await db.close();
         await server.stop();
       },
     };

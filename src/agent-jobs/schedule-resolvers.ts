@@ -8,7 +8,8 @@ import { getJob } from "../jobs/store.js";
 import { listJobs } from "../jobs/list.js";
 import { nextRunTimes } from "../schedules/clock.js";
 import { createSchedule, deleteSchedule, findSchedule, listSchedules, requireSchedule, setSchedulePaused } from "../schedules/service.js";
-import { CreateScheduleInput, ScheduleType } from "./schedule-types.js";
+import { listMissedFirings, MAX_KEPT } from "../schedules/missed.js";
+import { CreateScheduleInput, MissedRunType, ScheduleType } from "./schedule-types.js";
 import { startAgentJob } from "./start.js";
 
 const MAX_NEXT = 10;
@@ -67,6 +68,12 @@ export class ScheduleResolver {
     if (schedule.paused) return [];
     const times = await nextRunTimes(ctx.runtime, schedule.id);
     return times.slice(0, Math.min(Math.max(first ?? 5, 0), MAX_NEXT));
+  }
+
+  @FieldResolver(() => [MissedRunType], { description: "Firings that made no job (the database down for SCHEDULE_FIRING_RETRY_SECONDS), newest first; the latest 100 are kept" })
+  async missedRuns(@Root() schedule: ScheduleType, @Arg("first", () => Int, { nullable: true, defaultValue: 10 }) first: number, @Ctx() ctx: GraphQLContext): Promise<MissedRunType[]> {
+    const rows = await listMissedFirings(ctx.runtime.pool, schedule.id, Math.min(Math.max(first ?? 10, 1), MAX_KEPT));
+    return rows.map((r) => Object.assign(new MissedRunType(), r));
   }
 
   @FieldResolver(() => [JobType], { description: "The schedule's latest jobs, newest first" })

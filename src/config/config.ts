@@ -198,6 +198,12 @@ const envSchema = z.object({
   RUN_MAX_CONCURRENT_PER_ACCOUNT: z.coerce.number().int().min(1).max(100_000).default(2),
   /** The same for one agent; unset: only the account's limit applies. */
   RUN_MAX_CONCURRENT_PER_AGENT: z.coerce.number().int().min(1).max(100_000).optional(),
+  /** Schedules one account may have; one more is BAD_USER_INPUT naming the limit. */
+  SCHEDULES_PER_ACCOUNT: z.coerce.number().int().min(1).max(100_000).default(100),
+  /** The shortest `every` a schedule may have (at most 60: a cron fires at most once a minute anyway). */
+  SCHEDULE_MIN_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(60).default(60),
+  /** How long a firing retries creating its job (the database down) before it is recorded as missed. */
+  SCHEDULE_FIRING_RETRY_SECONDS: z.coerce.number().int().min(1).max(3600).default(900),
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
   WORKER_METRICS_PORT: port.optional(),
   /** The most a GraphQL operation may cost: 1 per field, a connection's fields once per row asked for. */
@@ -317,6 +323,8 @@ export interface Config {
   a2a: { pushConfigsPerTask: number };
   logLevel: (typeof LOG_LEVELS)[number];
   graphqlMaxCost: number;
+  /** Schedule bounds (SCHEDULES_PER_ACCOUNT, SCHEDULE_MIN_INTERVAL_SECONDS, SCHEDULE_FIRING_RETRY_SECONDS). */
+  schedules: { perAccount: number; minIntervalSeconds: number; firingRetryMs: number };
   /** graphql-ws limits (GRAPHQL_WS_MAX_*): message bytes, sockets per token, operations per socket. */
   graphqlWs: { maxPayloadBytes: number; maxSocketsPerToken: number; maxSubscriptionsPerSocket: number };
   /** A2A_MAX_STREAMS_PER_KEY. */
@@ -476,6 +484,7 @@ export function loadConfig(
       stuckGraceMs: env.OUTBOUND_STUCK_GRACE_MS,
     },
     a2a: { pushConfigsPerTask: env.A2A_PUSH_CONFIGS_PER_TASK },
+    schedules: { perAccount: env.SCHEDULES_PER_ACCOUNT, minIntervalSeconds: env.SCHEDULE_MIN_INTERVAL_SECONDS, firingRetryMs: env.SCHEDULE_FIRING_RETRY_SECONDS * 1000 },
     logLevel: env.LOG_LEVEL,
     graphqlMaxCost: env.GRAPHQL_MAX_COST,
     graphqlWs: {

@@ -87,6 +87,16 @@ export async function openDatabase(databaseUrl: string, options: DatabaseOptions
   }
 }
 
+/**
+ * Closes the ORM and its pool. `orm.close()` ends the pool through Kysely only once Kysely has
+ * run a query on it: a process that used the pool alone (the admin CLI) would keep its idle
+ * connections, and itself, alive until they time out.
+ */
+export async function closeDatabase({ orm, pool }: Database): Promise<void> {
+  await orm.close(true);
+  if (!pool.ended && !pool.ending) await pool.end();
+}
+
 /** Applies pending migrations; returns the names applied. */
 export async function migrate(orm: MikroORM): Promise<string[]> {
   const applied = await orm.migrator.up();

@@ -256,6 +256,27 @@ export const Schedule = defineEntity({
 });
 export type ISchedule = InferEntity<typeof Schedule>;
 
+/**
+ * A firing of a schedule that never made its job: its activity kept failing (the database down)
+ * for SCHEDULE_FIRING_RETRY_SECONDS, and the firing gave up. Written once the database answers
+ * again, keyed by the firing's key (`<schedule id>-<scheduled time>`), so a retried write is one
+ * row; `Schedule.missedRuns` lists the latest. Goes with its schedule.
+ */
+export const ScheduleMissedFiring = defineEntity({
+  name: "ScheduleMissedFiring",
+  tableName: "schedule_missed_firings",
+  properties: {
+    firingKey: p.string().length(300).primary(),
+    schedule: () => p.manyToOne(Schedule).deleteRule("cascade").index(),
+    /** The firing's nominal time (from its key). */
+    scheduledAt: p.datetime(),
+    /** The last error of its attempts. */
+    error: p.text(),
+    recordedAt: p.datetime().onCreate(now).defaultRaw("now()"),
+  },
+});
+export type IScheduleMissedFiring = InferEntity<typeof ScheduleMissedFiring>;
+
 /** What started a job (DESIGN §18): a trigger's webhook, a schedule, an A2A or MCP call, a replay. */
 export const JOB_SOURCES = ["webhook", "schedule", "a2a", "mcp", "replay"] as const;
 export type JobSource = (typeof JOB_SOURCES)[number];
@@ -574,6 +595,7 @@ export const entities = [
   StoredResponse,
   Trigger,
   Schedule,
+  ScheduleMissedFiring,
   TriggerSecret,
   TriggerCallbackSecret,
   Job,

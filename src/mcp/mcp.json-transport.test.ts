@@ -1,6 +1,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import fc from "fast-check";
+import { request as httpRequest, type IncomingMessage } from "node:http";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
@@ -135,5 +136,61 @@ describe("MCP JSON-response transport of chat agents", () => {
       }),
       { numRuns: 120 },
     );
+  });
+  it("an unauthenticated POST gets its 401 challenge from the headers alone: the body is not awaited (sent in part, the rest never)", async () => {
+    // Announces 3 MB (within the 4 MB limit), sends 1 KB, and waits for the answer before sending
+    // more: a server that reads the body before the key never answers this.
+    const answerOf = (authorization?: string) =>
+      new Promise<IncomingMessage>((resolve, reject) => {
+        const req = httpRequest(`${app.url}/api/mcp/${chatAgent}`, {
+          method: "POST",
+          headers: { ...HEADERS, "content-length": String(3 * 1024 * 1024), ...(authorization ? { authorization } : {}) },
+        });
+        req.on("response", (res) => {
+          res.resume();
+          resolve(res);
+          req.destroy();
+        });
+        req.on("error", reject);
+        req.write(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"pad":"${"x".repeat(1024)}`);
+      });
+    for (const authorization of [undefined, "Bearer a2a_wrong", `Bearer ${automationKey}`]) {
+      const res = await answerOf(authorization);
+      expect(res.statusCode, authorization).toBe(401);
+      expect(res.headers["www-authenticate"]).toMatch(/^Bearer realm="agent-gateway", resource_metadata=".*\/\.well-known\/oauth-protected-resource\/api\/mcp\//);
+    }
+  }, 20_000);
+
+  it("keeps nothing of a caller on a server shared by agents of the same name in two accounts: initialize stores no client info or capabilities", async () => {
+    const twins = await Promise.all(
+      ["init-twin-a", "init-twin-b"].map(async (account) => {
+        const token = (await createAccount(app.url, app.operatorToken, account, "10")).adminToken;
+        const agents = await Promise.all([createAgent(app.url, token, { name: "Init twin" }), createAgent(app.url, token, { name: "Init twin job", script: "export default async function run(input) { return input; }" })]);
+        const keys = await Promise.all(agents.map(async (a) => (await gql(app.url, token, `mutation($a: ID!) { createApiKey(agentId: $a, name: "mcp") { key } }`, { a })).data.createApiKey.key as string));
+        return agents.map((agent, i) => ({ agent, key: keys[i]! }));
+      }),
+    );
+    const servers = new Set<McpServer>();
+    const seen = vi.spyOn(McpServer.prototype, "connect");
+    try {
+      for (const [i, twin] of twins.entries()) {
+        for (const { agent, key } of twin) {
+          const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: { sampling: {}, roots: { listChanged: true } }, clientInfo: { name: `caller-${i}`, version: "9" } } };
+          const r = await post(agent, key, JSON.stringify(init));
+          expect(r.status).toBe(200);
+          const result = r.body && "result" in r.body ? (r.body.result as Record<string, unknown>) : JSON.parse(String((r.body as { sse: string }).sse.split("data: ")[1])).result;
+          expect(result).toMatchObject({ protocolVersion: LATEST_PROTOCOL_VERSION, serverInfo: { version: "1.0.0" }, capabilities: { tools: {} } });
+        }
+      }
+      for (const call of seen.mock.contexts) servers.add(call as McpServer);
+    } finally {
+      seen.mockRestore();
+    }
+    // The chat twins' one server (connected once) and the automation twins' leased ones.
+    expect(servers.size).toBeGreaterThanOrEqual(2);
+    for (const server of servers) {
+      expect(server.server.getClientVersion()).toBeUndefined();
+      expect(server.server.getClientCapabilities()).toBeUndefined();
+    }
   });
 });

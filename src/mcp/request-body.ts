@@ -2,8 +2,9 @@ import type express from "express";
 import { AppError } from "../errors/app-error.js";
 
 /**
- * The route reads a POST's JSON-RPC body itself, before the key check, to know what is asked:
- * a `chat` call may use the cached key (its turn re-checks the key in SQL, auth.ts). The
+ * The route reads a POST's JSON-RPC body itself, once the key from the headers passed the (cached)
+ * check, to know what is asked: a `chat` call may keep the cached key (its turn re-checks the key
+ * in SQL, auth.ts), anything else is checked again fresh. The
  * transport still judges the body with its own rules (406, 415, 413, -32700) in its own order:
  * it gets the parsed message when the bytes are JSON, and otherwise the very bytes read
  * (`rawBody`, which the SDK's Node adapter reads instead of the consumed stream).

@@ -40,13 +40,15 @@ export const mcpRoutes: RouteModule = (runtime) => {
       await authenticateForAgent(auth, req, agentId, base, { fresh: true });
       throw new AppError("method_not_allowed", "This MCP server answers POST only (stateless Streamable HTTP)", { headers: { Allow: "POST" } });
     }
+    // The key first, from the headers alone (as A2A): a caller without a valid one gets its 401
+    // before a byte of the body is read or parsed. The cached key is enough only for a chat agent's
+    // `chat` call: its turn's open statement re-checks that the key exists and has not expired, so
+    // a deleted key still fails on the very next call (as a tool error). Everything else
+    // (initialize, tools/list, an automation agent's run and get_job) has no later check of the key
+    // and looks it up fresh once the body says what is asked.
+    const cached = await authenticateForAgent(auth, req, agentId, base, { fresh: false });
     const body: McpBody = await readMcpBody(req, MAX_BODY_BYTES);
-    // The key from the cache only for a chat agent's `chat` call: its turn's open statement
-    // re-checks that the key exists and has not expired, so a deleted key still fails on the very
-    // next call (as a tool error). Everything else (initialize, tools/list, an automation agent's
-    // run and get_job) has no later check of the key and looks it up fresh.
-    const cached = isChatCall(body.parsed) ? await authenticateForAgent(auth, req, agentId, base, { fresh: false }) : undefined;
-    const principal = cached && !cached.automation ? cached : await authenticateForAgent(auth, req, agentId, base, { fresh: true });
+    const principal = isChatCall(body.parsed) && !cached.automation ? cached : await authenticateForAgent(auth, req, agentId, base, { fresh: true });
     const name = await agentName(runtime, principal.agent.accountId, agentId);
     if (name === undefined) throw new AppError("invalid_api_key", "Invalid API key", { headers: { "WWW-Authenticate": challenge(base, agentId, "Invalid API key") } });
     // `automation` comes with the key lookup (a cached one is at most seconds old, keys/auth.ts).

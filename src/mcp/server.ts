@@ -1,5 +1,6 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import { InitializeRequestSchema, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { registerChatTool } from "./chat-tool.js";
 import { registerJobTools } from "./job-tools.js";
@@ -26,16 +27,22 @@ const jsonSchemaValidator = new AjvJsonSchemaValidator();
  * caller from each request (auth.ts `callerOf`), so a server is not bound to a key.
  */
 function agentMcpServer(runtime: Runtime, profile: AgentProfile): McpServer {
-  const server = new McpServer(
-    { name: profile.name, title: profile.name, version: SERVER_VERSION },
-    {
-      capabilities: { tools: { listChanged: false } },
-      jsonSchemaValidator,
-      instructions: profile.automation
-        ? `"${profile.name}" is an automation agent: \`run\` starts a job with a JSON input and waits for its result; \`get_job\` reads a job later.`
-        : `"${profile.name}" is a chat agent: \`chat\` sends a message and returns the answer with its thread_id, which continues the conversation.`,
-    },
-  );
+  const serverInfo = { name: profile.name, title: profile.name, version: SERVER_VERSION };
+  const instructions = profile.automation
+    ? `"${profile.name}" is an automation agent: \`run\` starts a job with a JSON input and waits for its result; \`get_job\` reads a job later.`
+    : `"${profile.name}" is a chat agent: \`chat\` sends a message and returns the answer with its thread_id, which continues the conversation.`;
+  const capabilities = { tools: { listChanged: false } };
+  const server = new McpServer(serverInfo, { capabilities, jsonSchemaValidator, instructions });
+  // A server serves the callers of every agent of its profile, across accounts (agents of the same
+  // name and kind). The SDK's own initialize handler keeps the caller's client info and
+  // capabilities on the server, each initialize overwriting the last caller's: this one answers
+  // the same (version negotiation as the SDK's) and keeps nothing of the caller.
+  server.server.setRequestHandler(InitializeRequestSchema, (request) => ({
+    protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(request.params.protocolVersion) ? request.params.protocolVersion : LATEST_PROTOCOL_VERSION,
+    capabilities,
+    serverInfo,
+    instructions,
+  }));
   if (profile.automation) registerJobTools(server, runtime, profile.name);
   else registerChatTool(server, runtime, profile.name);
   return server;

@@ -23,7 +23,7 @@ describe("a schedule survives a restart of the whole stack", () => {
 
   const startTemporal = () => startTemporalDevServer({ dataDir: join(dir, "temporal"), cliPath: process.env.TEMPORAL_CLI_PATH || undefined, namespace: "default" });
   const startApp = async (address: string) =>
-    startTestApp({ worker: true, databaseUrl: (await db).url, taskQueue: "schedule-restart", env: { TEMPORAL_ADDRESS: address } });
+    startTestApp({ worker: true, databaseUrl: (await db).url, taskQueue: "schedule-restart", env: { TEMPORAL_ADDRESS: address, SCHEDULE_MIN_INTERVAL_SECONDS: "1" } });
 
   afterAll(async () => {
     await app?.close();

@@ -38,22 +38,36 @@ export async function requireSchedule(em: EntityManager, accountId: string, id: 
   return schedule;
 }
 
+/** Advisory lock class of schedule creates (jobs/store.ts uses 7301 for run starts). */
+const SCHEDULE_CREATE_LOCK = 7302;
+
 export async function createSchedule(runtime: Runtime, em: EntityManager, accountId: string, agent: Pick<IAgent, "id" | "script">, fields: ScheduleFields): Promise<ISchedule> {
   if (!agent.script) throw new AppError("validation_failed", "agentId: only automation agents (agents with a script) can run on a schedule", { param: "agentId" });
-  const clock = parseClock(fields);
+  const { perAccount, minIntervalSeconds } = runtime.config.schedules;
+  const clock = parseClock(fields, minIntervalSeconds);
   const overlap = parseOverlap(fields.overlap);
   const payload = JSON.parse(parsePayload(fields.payload)) as unknown;
-  const schedule = em.create(Schedule, {
-    id: newId("sch"),
-    account: em.getReference(Account, accountId),
-    agent: em.getReference(Agent, agent.id),
-    ...clock,
-    payload,
-    overlap,
-    description: parseDescription(fields.description),
-    paused: false,
+  const schedule = await em.transactional(async (tx) => {
+    // Creates of one account one at a time (accounts never wait for each other), so the count
+    // below sees every schedule committed before: concurrent creates cannot pass the limit.
+    await tx.execute("select pg_advisory_xact_lock(?, hashtext(?))", [SCHEDULE_CREATE_LOCK, accountId]);
+    if ((await tx.count(Schedule, { account: accountId })) >= perAccount) {
+      throw new AppError("validation_failed", `agentId: this account already has ${perAccount} schedules, the most allowed (SCHEDULES_PER_ACCOUNT); delete one first`, {
+        param: "agentId",
+        details: { limit: perAccount },
+      });
+    }
+    return tx.create(Schedule, {
+      id: newId("sch"),
+      account: tx.getReference(Account, accountId),
+      agent: tx.getReference(Agent, agent.id),
+      ...clock,
+      payload,
+      overlap,
+      description: parseDescription(fields.description),
+      paused: false,
+    });
   });
-  await em.flush();
   try {
     await createClock(runtime, schedule.id, clock, overlap, false);
   } catch (err) {

@@ -69,13 +69,14 @@ export function parseCron(cron: string): string {
   return fields.join(" ");
 }
 
-/** `"30s"`, `"5m"`, `"1h"`, `"1d"` (also `"1500ms"` if a whole number of seconds): whole seconds, at least 1. */
-export function parseEvery(every: string): number {
+/** `"30s"`, `"5m"`, `"1h"`, `"1d"` (also `"1500ms"` if a whole number of seconds): whole seconds, at least `minSeconds`. */
+export function parseEvery(every: string, minSeconds = 1): number {
   const m = /^\s*(\d{1,12})\s*(ms|s|m|h|d)\s*$/i.exec(every);
   if (!m) throw bad("every", 'give a number and a unit: "30s", "5m", "1h" or "1d"');
   const seconds = Number(m[1]) * UNIT_SECONDS[m[2]!.toLowerCase()]!;
   if (seconds < 1) throw bad("every", "the interval must be at least 1 second");
   if (!Number.isInteger(seconds)) throw bad("every", "the interval must be a whole number of seconds");
+  if (seconds < minSeconds) throw bad("every", `the interval must be at least ${minSeconds} seconds (SCHEDULE_MIN_INTERVAL_SECONDS)`);
   if (seconds > MAX_EVERY_SECONDS) throw bad("every", "the interval must be at most 366 days");
   return seconds;
 }
@@ -91,13 +92,14 @@ export function parseTimezone(timezone: string): string {
   }
 }
 
-export function parseClock(input: ClockInput): ClockSpec {
+/** `minIntervalSeconds`: the shortest `every` allowed (the installation's SCHEDULE_MIN_INTERVAL_SECONDS). */
+export function parseClock(input: ClockInput, minIntervalSeconds = 1): ClockSpec {
   const hasCron = input.cron != null;
   const hasEvery = input.every != null;
   if (hasCron === hasEvery) throw bad(hasCron ? "every" : "cron", "give exactly one of cron and every");
   return {
     cron: hasCron ? parseCron(input.cron!) : null,
-    everySeconds: hasEvery ? parseEvery(input.every!) : null,
+    everySeconds: hasEvery ? parseEvery(input.every!, minIntervalSeconds) : null,
     timezone: parseTimezone(input.timezone ?? "UTC"),
   };
 }

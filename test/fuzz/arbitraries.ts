@@ -323,3 +323,23 @@ export const a2aPushConfigBody = (taskIds: () => string[], configIds: () => stri
     { weight: 1, arbitrary: fc.record({ method: fc.constantFrom("CreateTaskPushNotificationConfig", "ListTaskPushNotificationConfigs"), params: fc.oneof(jsonValue, deep) }).map((c) => ({ ...c, v03: false })) },
   ).map(({ method, params, v03: legacy }) => ({ legacy, body: expandDeep(JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })) }));
 };
+
+/** A deep JSON value of `depth` nested arrays or objects (jsonb and JSON parsers have depth limits). */
+const deepJson = fc.tuple(fc.integer({ min: 100, max: 3000 }), fc.boolean()).map(([depth, arrays]) => {
+  let v: unknown = 1;
+  for (let i = 0; i < depth; i++) v = arrays ? [v] : { a: v };
+  return v;
+});
+
+/** createSchedule's input, hostile in every field (agentId is set by the test). */
+export const scheduleInput = fc.record(
+  {
+    cron: fc.oneof(oddString, fc.constantFrom("* * * * *", "*/0 * * * *", "0 0 31 2 *", "@hourly", "0-59/1 * * * *", "1,2,3,4,5,6,7,8,9 * * JAN-DEC MON-SUN", "* * * * * *", "99999999999999999999 * * * *"), jsonValue),
+    every: fc.oneof(oddString, fc.constantFrom("1s", "59s", "60s", "1m", "0m", "-1m", "1e3s", "999999999999d", "9007199254740993ms", "1h ", " 2 m", "1 week"), jsonValue),
+    timezone: fc.oneof(oddString, fc.constantFrom("UTC", "Europe/Berlin", "europe/berlin", "Etc/GMT+14", "+01:00", "Local", "America/Argentina/ComodRivadavia", "x".repeat(200)), jsonValue),
+    payload: fc.oneof(jsonValue, deepJson, fc.integer({ min: 60_000, max: 2_000_000 }).map((n) => ({ big: "x".repeat(n) })), fc.constant({ text: "a\u0000b" })),
+    overlap: fc.oneof(fc.constantFrom("SKIP", "BUFFER_ONE", "ALLOW_ALL", "skip", "NOPE", ""), jsonValue),
+    description: fc.oneof(oddString, fc.integer({ min: 900, max: 5000 }).map((n) => "d".repeat(n)), jsonValue),
+  },
+  { requiredKeys: [] },
+);

@@ -8,7 +8,7 @@ import { balanceMicros, chargeOf } from "../helpers/balance.js";
 import { createAccount, gql } from "../helpers/graphql.js";
 import { createAgent, createTrigger, type CreatedTrigger } from "../helpers/webhooks.js";
 import { SUPPORTED_MODELS } from "../../src/config/models.js";
-import { a2aBody, a2aPushConfigBody, bodyText, chatBody, contentType, graphqlBody, graphqlOperation, headerValue, jsonValue, modelId, oddString, responsesBody } from "./arbitraries.js";
+import { a2aBody, a2aPushConfigBody, bodyText, chatBody, contentType, graphqlBody, graphqlOperation, headerValue, jsonValue, modelId, oddString, responsesBody, scheduleInput } from "./arbitraries.js";
 import { answerOf, jsonRpcProblemsOf, problemsOf, type Answer } from "./envelope.js";
 import { rawExchange } from "./raw-http.js";
 import { mcpBody, mcpProblemsOf, protocolVersion } from "./mcp.js";
@@ -26,7 +26,7 @@ import { mcpBody, mcpProblemsOf, protocolVersion } from "./mcp.js";
  */
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1200);
-const SHARE = { chat: 0.14, responses: 0.05, models: 0.04, webhooks: 0.24, jobs: 0.1, graphql: 0.2, ws: 0.05, raw: 0.1, poison: 0.08, stored: 0.05, storedChat: 0.03, a2a: 0.15, a2aPush: 0.06, mcp: 0.08 };
+const SHARE = { chat: 0.14, responses: 0.05, models: 0.04, webhooks: 0.24, jobs: 0.1, graphql: 0.2, ws: 0.05, raw: 0.1, poison: 0.08, stored: 0.05, storedChat: 0.03, a2a: 0.15, a2aPush: 0.06, mcp: 0.08, schedules: 0.04 };
 const runsOf = (k: keyof typeof SHARE) => Math.max(5, Math.round(RUNS * SHARE[k]));
 /** Per-test time limit, scaled with the run count (a liveness bound for a loaded machine, not a timing assertion). */
 const LIMIT = 120_000 + RUNS * 100;
@@ -445,6 +445,32 @@ describe("fuzz: generated hostile requests on every public route", () => {
       const after = await balanceMicros(app.url, payer.adminToken);
       if (after !== before - charge) {
         throw new Error(`POST ${path} ${field}=${JSON.stringify(value).slice(0, 80)} → ${res.status}: the balance moved by ${before - after} micro-USD, the answered charge is ${charge}\n${res.body.slice(0, 300)}`);
+      }
+    });
+  }, LIMIT);
+
+  it("schedules: hostile cron, every, time zone, payload (huge, deep), overlap and description are BAD_USER_INPUT, never a 5xx", async () => {
+    const agentId = await createAgent(app.url, admin, { name: "fuzz clock", script: "export default async function run(input) { return 1; }" });
+    const CREATE = "mutation($i: CreateScheduleInput!) { createSchedule(input: $i) { id every cron timezone overlap } }";
+    await property("schedules", 12, fc.record({ input: scheduleInput, foreignAgent: fc.boolean() }), async ({ input, foreignAgent }) => {
+      const i = { ...input, agentId: foreignAgent ? a2a.job.replace(/.$/, "_") : agentId };
+      const body = JSON.stringify({ query: CREATE, variables: { i } });
+      const what = `createSchedule ${body.length > 300 ? `${body.slice(0, 300)}…` : body}`;
+      const res = await send(app.url, { path: "/graphql", method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${admin}` }, body });
+      check("/graphql", res, what);
+      const parsed = res.status === 200 ? (JSON.parse(res.body) as { data?: { createSchedule?: { id: string } | null }; errors?: { extensions?: { code?: string } }[] }) : undefined;
+      const id = parsed?.data?.createSchedule?.id;
+      if (id) {
+        // Accepted: it is a schedule like any other (paused, resumed, deleted).
+        for (const op of ["pauseSchedule(id: $id) { id }", "resumeSchedule(id: $id) { id }", "deleteSchedule(id: $id)"]) {
+          const r = await gql(app.url, admin, `mutation($id: ID!) { ${op} }`, { id });
+          if (r.errors) throw new Error(`${what} → accepted, then ${op}: ${JSON.stringify(r.errors).slice(0, 300)}`);
+        }
+      } else if (res.status === 200) {
+        // Refused by the resolver: the input's fault, never another kind of error. (A 4xx before
+        // GraphQL — JSON nested past 128 levels, a body over the limit — is judged by check().)
+        const code = parsed?.errors?.[0]?.extensions?.code;
+        if (!["BAD_USER_INPUT", "NOT_FOUND"].includes(String(code))) throw new Error(`${what} → ${res.status} ${code}: ${res.body.slice(0, 300)}`);
       }
     });
   }, LIMIT);

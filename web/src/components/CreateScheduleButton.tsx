@@ -62,7 +62,7 @@ export function CreateScheduleButton({ agentId, onCreated }: { agentId: string; 
               <label htmlFor={`${uid}-every`}>Every</label>
               <input id={`${uid}-every`} className="mono" value={every} onChange={(e) => setEvery(e.target.value)} aria-describedby={`${uid}-every-help`} />
               <p className="help" id={`${uid}-every-help`}>
-                A number and a unit: <code>30s</code>, <code>5m</code>, <code>1h</code>, <code>1d</code> (at least 1 second).
+                A number and a unit: <code>90s</code>, <code>5m</code>, <code>1h</code>, <code>1d</code> (at least 1 minute unless the installation allows less).
               </p>
             </>
           ) : (
