@@ -43,7 +43,7 @@ describe("A2A through the Python a2a-sdk", () => {
         return { got: input };
       }`,
     });
-    Object.assign(env, { CHAT_URL: chat.url, A2A_KEY_CHAT: chat.key, JOB_URL: job.url, A2A_KEY_JOB: job.key });
+    Object.assign(env, { CHAT_URL: chat.url, A2A_KEY_CHAT: chat.key, JOB_URL: job.url, A2A_KEY_JOB: job.key, ADMIN_TOKEN: acc.adminToken });
   });
   afterAll(async () => {
     await app?.close();
@@ -79,6 +79,20 @@ describe("A2A through the Python a2a-sdk", () => {
       // The client spoke the version asked for (its v0.3 transport for the v0.3 card).
       expect(out.transport).toBe(version === "0.3" ? "CompatJsonRpcTransport" : "JsonRpcTransport");
       if (version === "1.0") expect(out.listed).toBe(true);
+      // A wrong key: the client raises on the HTTP status. Its v1.0 transport prints the status
+      // line, whose reason phrase says what is wrong; v0.3's prints "HTTP Error: 401" only, and
+      // the reason is in the challenge of the response on the exception's cause.
+      const expected = {
+        foreign: /This API key belongs to another agent/,
+        admin: /Admin tokens \(adm_\.\.\.\) are for \/graphql; this endpoint takes an agent key \(a2a_\.\.\.\)/,
+        unknown: /Invalid API key: no agent key/,
+      };
+      for (const [name, reason] of Object.entries(expected)) {
+        const refused = out.refused[name];
+        if (version === "1.0") expect(refused.shown).toMatch(new RegExp(`^A2AClientError: HTTP Error 401: Client error '401 Unauthorized: ${reason.source}`));
+        else expect(refused.shown).toBe("A2AClientError: HTTP Error: 401");
+        expect(refused.challenge).toMatch(new RegExp(`^Bearer realm="a2a", error="invalid_token", error_description="${reason.source}`));
+      }
     });
   }
 });
