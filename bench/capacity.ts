@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import autocannon from "autocannon";
+import { loadAutocannon } from "./lib/node-peers.js";
 import { Client, Connection, WorkflowNotFoundError } from "@temporalio/client";
 import { firstLine, loadNow, main, say, sleep, startProcess } from "./lib/harness.js";
 import { startRunBackends } from "./lib/run-backends.js";
@@ -12,6 +12,8 @@ import { delta, machineTicks, postgresCpuMs, processCpuMs, postmasterPid, sample
 import { report, write, type Cell, type OpResult } from "./lib/capacity-report.js";
 import { sqlNames } from "../src/db/names.js";
 import { Account } from "../src/db/schema.js";
+
+const autocannon = await loadAutocannon();
 
 /**
  * `npm run bench:capacity`: what PostgreSQL does per chat turn, per continuation, per streamed

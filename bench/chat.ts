@@ -2,7 +2,7 @@ import "reflect-metadata";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import autocannon from "autocannon";
+import { loadAutocannon } from "./lib/node-peers.js";
 import { commandLine, firstLine, loadNow, main, provenance, say, startProcess, writeSection } from "./lib/harness.js";
 import { startDurablePostgres } from "./lib/postgres.js";
 import { buildServer, commitOf, createTenant, GATEWAY_LOG_LEVEL, graphql, migrateWithDist, startDevLauncher, startServe } from "./lib/gateway.js";
@@ -10,6 +10,8 @@ import { ensureLiteLlm, startLiteLlm, startPortkey } from "./lib/peers.js";
 import { targetsTables, type Cell } from "./lib/chat-targets.js";
 import { conversation, converseOnce, expectedRoles, type Conversation, type ConversationSpec } from "./lib/conversations.js";
 import { runSlowStreams } from "./lib/slow-streams.js";
+
+const autocannon = await loadAutocannon();
 
 /**
  * `npm run bench:chat`: one zero-think-time mock upstream (bench/chat-mock.ts, OpenAI and
@@ -529,7 +531,7 @@ function latencySection(
     `  use one key of one account (one balance row that every hold and settle updates), except the row spread over ${TENANTS} accounts. provider_b path: the`,
     "  gateway translates the OpenAI request into an Anthropic Messages call and the answer (and SSE events) back. `npm start`: the dev launcher",
     "  (embedded PostgreSQL with fsync off, Temporal dev server and worker in the same process tree).",
-    "- Portkey: `build/start-server.js --headless`, per-request routing headers, stores nothing; its `@hono/node-server` pinned to 1.13.8 (package.json",
+    "- Portkey: `build/start-server.js --headless`, per-request routing headers, stores nothing; its `@hono/node-server` pinned to 1.13.8 (bench/install-node-peers.sh",
     "  `overrides`), without which every streamed response is an HTTP 500 (`TypeError: immutable`, Portkey-AI/gateway#1389). Its stream reader waits",
     "  25 ms before forwarding the first upstream chunk of every stream (`readStream` in its stream handler), which shows in its stream rows.",
     "- LiteLLM: `litellm --config config.yaml --num_workers 1` (`bench/lib/peers.ts` writes the config), no master key, no database.",

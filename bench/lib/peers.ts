@@ -3,17 +3,19 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort } from "../../src/dev/free-port.js";
 import { say, startProcess, waitForHttp, type Proc } from "./harness.js";
+import { nodePeerDir } from "./node-peers.js";
 
 /**
  * The peers measured beside this gateway, each started by its own documented entry point and
  * routed to the same mock upstream.
  *
- * Portkey (`@portkey-ai/gateway`, devDependency): `node build/start-server.js --headless`, routed
+ * Portkey (`@portkey-ai/gateway`, installed on first use into .tools/bench-node by
+ * bench/install-node-peers.sh): `node build/start-server.js --headless`, routed
  * per request by its headers (`x-portkey-provider`, `x-portkey-custom-host`). Its Node build
  * breaks every streamed response with `TypeError: immutable` (HTTP 500) when npm resolves its
  * `@hono/node-server ^1.3.3` to 1.14 or later (Portkey-AI/gateway#1389: from 1.14 the lightweight
  * Response hands out the upstream fetch Response's immutable Headers, which Portkey then appends
- * to). package.json pins Portkey's copy to 1.13.8 with an npm `overrides` entry, the workaround
+ * to). bench/install-node-peers.sh pins Portkey's copy to 1.13.8 with an npm `overrides` entry, the workaround
  * named in that issue; non-streamed requests behave the same with either version.
  *
  * LiteLLM proxy (PyPI `litellm[proxy]`, installed by bench/install-litellm.sh into
@@ -28,12 +30,12 @@ export interface Peer {
 }
 
 export function portkeyVersion(): string {
-  return JSON.parse(readFileSync("node_modules/@portkey-ai/gateway/package.json", "utf8")).version;
+  return JSON.parse(readFileSync(join(nodePeerDir("@portkey-ai/gateway"), "package.json"), "utf8")).version;
 }
 
 export async function startPortkey(): Promise<Peer> {
   const port = await freePort();
-  const proc = startProcess("portkey", process.execPath, ["node_modules/@portkey-ai/gateway/build/start-server.js", `--port=${port}`, "--headless"], {
+  const proc = startProcess("portkey", process.execPath, [join(nodePeerDir("@portkey-ai/gateway"), "build/start-server.js"), `--port=${port}`, "--headless"], {
     env: { NODE_ENV: "production" },
   });
   const url = `http://127.0.0.1:${port}`;

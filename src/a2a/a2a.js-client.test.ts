@@ -206,7 +206,7 @@ describe("A2A through the JavaScript SDK", () => {
     expect(5_000_000 - Number(balance)).toBe(charges);
   });
 
-  it("refuses a missing key, a wrong key and another agent's key alike; a foreign task looks missing", async () => {
+  it("refuses a missing key, a wrong key and another agent's key with the same 401, each message saying which; a foreign task looks missing", async () => {
     const rpc = (agent: string, headers: Record<string, string>, body: unknown) =>
       fetch(`${app.url}/api/a2a/${agent}`, { method: "POST", headers: { "content-type": "application/json", "A2A-Version": "1.0", ...headers }, body: JSON.stringify(body) });
     const get = (id: string) => ({ jsonrpc: "2.0", id: 1, method: "GetTask", params: { id } });
@@ -215,7 +215,9 @@ describe("A2A through the JavaScript SDK", () => {
     const foreign = await rpc(chatAgent, { "x-api-key": jobKey }, get("x"));
     expect([none.status, wrong.status, foreign.status]).toEqual([401, 401, 401]);
     const [w, f] = [await wrong.json(), await foreign.json()];
-    expect(f).toEqual(w);
+    expect({ ...f.error, message: "" }).toEqual({ ...w.error, message: "" });
+    expect(w.error.message).toMatch(/^Invalid API key: no agent key/);
+    expect(f.error.message).toMatch(/^This API key belongs to another agent/);
     const c = await client(jobAgent, jobKey);
     const t = asTask(await c.sendMessage(send("x", {}, { returnImmediately: true })));
     const other = await rpc(chatAgent, { authorization: `Bearer ${chatKey}` }, get(t.id));

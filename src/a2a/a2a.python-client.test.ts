@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
-import { resolve } from "node:path";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
@@ -43,7 +44,7 @@ describe("A2A through the Python a2a-sdk", () => {
         return { got: input };
       }`,
     });
-    Object.assign(env, { CHAT_URL: chat.url, A2A_KEY_CHAT: chat.key, JOB_URL: job.url, A2A_KEY_JOB: job.key });
+    Object.assign(env, { CHAT_URL: chat.url, A2A_KEY_CHAT: chat.key, JOB_URL: job.url, A2A_KEY_JOB: job.key, ADMIN_TOKEN: acc.adminToken });
   });
   afterAll(async () => {
     await app?.close();
@@ -55,6 +56,23 @@ describe("A2A through the Python a2a-sdk", () => {
         err ? fail(new Error(`${err.message}\n${errOut}`)) : ok(JSON.parse(out.trim().split("\n").at(-1)!)),
       ),
     );
+
+  it.skipIf(!available)("the README's A2A example runs as pasted (with this agent's URL and key)", async () => {
+    const readme = readFileSync(resolve("README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("## A2A: every agent is an Agent2Agent server"));
+    const example = /```python\n([\s\S]*?)```/.exec(section)![1]!;
+    expect(example).toContain("asyncio.run(main())");
+    const dir = mkdtempSync(join(tmpdir(), "agw-a2a-readme-"));
+    try {
+      const file = join(dir, "example.py");
+      writeFileSync(file, example.replace("http://127.0.0.1:3000/api/a2a/agt_…", env.CHAT_URL!).replace("Bearer a2a_…", `Bearer ${env.A2A_KEY_CHAT}`));
+      const out = await new Promise<string>((ok, fail) => execFile(python, [file], { timeout: 60_000 }, (err, stdout, stderr) => (err ? fail(new Error(`${err.message}\n${stderr}`)) : ok(stdout))));
+      expect(out).toContain("Hello from A");
+      expect(out).toContain("TASK_STATE_COMPLETED");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   for (const version of ["1.0", "0.3"]) {
     it.skipIf(!available)(`chat and automation agents over A2A ${version}`, async () => {
@@ -79,6 +97,20 @@ describe("A2A through the Python a2a-sdk", () => {
       // The client spoke the version asked for (its v0.3 transport for the v0.3 card).
       expect(out.transport).toBe(version === "0.3" ? "CompatJsonRpcTransport" : "JsonRpcTransport");
       if (version === "1.0") expect(out.listed).toBe(true);
+      // A wrong key: the client raises on the HTTP status. Its v1.0 transport prints the status
+      // line, whose reason phrase says what is wrong; v0.3's prints "HTTP Error: 401" only, and
+      // the reason is in the challenge of the response on the exception's cause.
+      const expected = {
+        foreign: /This API key belongs to another agent/,
+        admin: /Admin tokens \(adm_\.\.\.\) are for \/graphql; this endpoint takes an agent key \(a2a_\.\.\.\)/,
+        unknown: /Invalid API key: no agent key/,
+      };
+      for (const [name, reason] of Object.entries(expected)) {
+        const refused = out.refused[name];
+        if (version === "1.0") expect(refused.shown).toMatch(new RegExp(`^A2AClientError: HTTP Error 401: Client error '401 Unauthorized: ${reason.source}`));
+        else expect(refused.shown).toBe("A2AClientError: HTTP Error: 401");
+        expect(refused.challenge).toMatch(new RegExp(`^Bearer realm="a2a", error="invalid_token", error_description="${reason.source}`));
+      }
     });
   }
 });

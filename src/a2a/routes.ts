@@ -6,6 +6,7 @@ import { A2AError } from "@a2a-js/sdk/errors";
 import { AppError } from "../errors/app-error.js";
 import { findPublicAgent, type PublicAgent } from "../agents/agent-info.js";
 import { agentKeyAuth } from "../keys/agent-key.js";
+import { bearerChallenge, reasonPhrase } from "../http/auth.js";
 import { rateLimitHeaders } from "../chat/rate-limit.js";
 import { SseResponse } from "../chat/sse.js";
 import type { RouteModule } from "../http/server.js";
@@ -75,7 +76,13 @@ export const a2aRoutes: RouteModule = (runtime) => {
     if (err instanceof AppError) {
       ({ httpStatus: status, error } = appErrorToJsonRpc(err, legacy));
       for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
-      if (err.status === 401) res.setHeader("WWW-Authenticate", 'Bearer realm="a2a"');
+      if (err.status === 401) {
+        // What is wrong with the key, where each client looks: the challenge (RFC 6750) and the
+        // status line, the only part of a 401 the Python a2a-sdk prints (docs/a2a.md).
+        const sent = !!(res.req.get("authorization") || res.req.get("x-api-key"));
+        res.setHeader("WWW-Authenticate", bearerChallenge({ realm: "a2a" }, sent ? err.message : undefined));
+        res.statusMessage = reasonPhrase("Unauthorized", err.message);
+      }
     } else if (fallback) error = fallback;
     else if (err instanceof A2AError) error = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(err) : JsonRpcTransportHandler.mapToJSONRPCError(err);
     else {

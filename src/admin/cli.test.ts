@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -105,6 +105,35 @@ describe("admin CLI", () => {
     } finally {
       await client.query("drop trigger if exists cli_seen on accounts; drop function if exists cli_seen(); drop table if exists cli_seen");
       await client.end();
+    }
+  });
+
+  it("says on stderr which database it wrote to", async () => {
+    const r = await admin(["create-account", "--name", "where", "--json"], env);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/^wrote to DATABASE_URL postgres:\/\/[^\s]*\*\*\*@/m);
+    expect(r.stderr).not.toContain(`:${new URL(db.url).password}@`);
+  });
+
+  it("with no running instance on DATA_DIR, refuses to write, naming the DATA_DIR it looked in and how to point it elsewhere; --start-database writes there", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "agw-cli-nothing-"));
+    try {
+      const alone = { DATABASE_URL: "", DATA_DIR: dataDir };
+      const refused = await admin(["create-account", "--name", "lost", "--json"], alone);
+      expect(refused.code).toBe(1);
+      expect(refused.stdout).toBe("");
+      expect(refused.stderr).toContain(`no running npm start (or npm run stack:prod) found in DATA_DIR ${dataDir}, so nothing was written`);
+      expect(refused.stderr).toMatch(/DATA_DIR=\/path\/to\/its\/data npm run admin/);
+      expect(refused.stderr).toMatch(/DATABASE_URL=postgres:\/\/… npm run admin/);
+      expect(refused.stderr).toMatch(/--start-database/);
+      expect(existsSync(join(dataDir, "postgres"))).toBe(false); // no throwaway database was made
+
+      const asked = await admin(["create-account", "--name", "here", "--json", "--start-database"], alone);
+      expect(asked.code, asked.stderr).toBe(0);
+      expect(JSON.parse(asked.stdout).adminToken).toMatch(/^adm_/);
+      expect(asked.stderr).toContain(`wrote to the dev database in ${join(dataDir, "postgres")} (started for this command: no npm start was running)`);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 

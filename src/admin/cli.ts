@@ -14,8 +14,11 @@ import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "../dev/embed
 
 /**
  * The operator's CLI: `npm run admin -- <command>`. Reaches the database at DATABASE_URL, else the
- * one a running `npm start` uses (DATA_DIR/runtime.json), else starts the dev database in DATA_DIR
- * for the length of the command. With --json, stdout carries exactly one JSON object.
+ * one a running `npm start` uses (DATA_DIR/runtime.json). With no instance running on DATA_DIR it
+ * refuses, naming the DATA_DIR it looked in (a user whose `npm start` runs with another DATA_DIR
+ * would otherwise get a token of a throwaway database), unless --start-database asks it to start
+ * the dev database in DATA_DIR for the length of the command. Every write says on stderr which
+ * database it went to. With --json, stdout carries exactly one JSON object.
  */
 const USAGE = `Usage: npm run admin -- <command> [options] [--json]
 
@@ -28,16 +31,42 @@ Commands:
                                                the API as the account's admin (errors name line and column)
 
 Options:
-  --json    print one JSON object on stdout and nothing else
+  --json             print one JSON object on stdout and nothing else
+  --start-database   with no npm start running on DATA_DIR, start its dev database for this command
 
-The database is DATABASE_URL, else the one of a running npm start or npm run stack:prod
-(DATA_DIR, default ./.data).`;
+The database is DATABASE_URL, else the one of a running npm start or npm run stack:prod on the
+same DATA_DIR (default ./.data): run the CLI with the DATA_DIR you gave npm start.`;
 
 class UsageError extends Error {}
 
 interface Db {
   pool: pg.Pool;
+  /** Which database this is, in words, for the "wrote to" line on stderr. */
+  description: string;
   close(): Promise<void>;
+}
+
+/** A database URL without its password. */
+function redacted(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return "DATABASE_URL";
+  }
+}
+
+function noRunningInstance(dataDir: string): AppError {
+  return new AppError(
+    "service_unavailable",
+    [
+      `no running npm start (or npm run stack:prod) found in DATA_DIR ${dataDir}, so nothing was written.`,
+      `  If npm start runs with another DATA_DIR, give the CLI the same one:  DATA_DIR=/path/to/its/data npm run admin -- …`,
+      `  or point it at a database:                                          DATABASE_URL=postgres://… npm run admin -- …`,
+      `  or, to write to the database in ${dataDir} with no server running, add --start-database.`,
+    ].join("\n"),
+  );
 }
 
 /** How long the CLI waits for an `npm start` that is still starting to write runtime.json. */
@@ -63,7 +92,7 @@ async function waitForStartingLauncher(dataDir: string): Promise<DevRuntimeInfo 
 }
 
 /** The data layer's pool (src/db/orm.ts), as every process opens it: named `agw-admin` in pg_stat_activity. */
-async function open(databaseUrl: string, migrateFirst = false): Promise<Db> {
+async function open(databaseUrl: string, description: string, migrateFirst = false): Promise<Db> {
   const database = await openDatabase(databaseUrl, { poolSize: 2, applicationName: "agw-admin" });
   try {
     if (migrateFirst) await migrate(database.orm);
@@ -71,24 +100,26 @@ async function open(databaseUrl: string, migrateFirst = false): Promise<Db> {
     await closeDatabase(database);
     throw err;
   }
-  return { pool: database.pool, close: () => closeDatabase(database) };
+  return { pool: database.pool, description, close: () => closeDatabase(database) };
 }
 
-async function connect(): Promise<Db> {
+async function connect(startDatabase: boolean): Promise<Db> {
   const direct = process.env.DATABASE_URL;
-  if (direct) return open(direct);
+  if (direct) return open(direct, `DATABASE_URL ${redacted(direct)}`);
   const dataDir = resolve(process.env.DATA_DIR || "./.data");
   const stack = await runningTopology(dataDir); // an `npm run stack:prod` on this DATA_DIR
-  if (stack) return open(stack.databaseUrl);
+  if (stack) return open(stack.databaseUrl, `the database of npm run stack:prod (DATA_DIR ${dataDir})`);
   const info = readRuntimeInfo(dataDir) ?? (await waitForStartingLauncher(dataDir));
-  if (info && isAlive(info.pid)) return open(info.databaseUrl);
-  // No running instance: start the dev database ourselves, bring its schema up to date, use it.
+  if (info && isAlive(info.pid)) return open(info.databaseUrl, `the database of npm start (pid ${info.pid}, DATA_DIR ${dataDir}, API ${info.apiUrl})`);
+  if (!startDatabase) throw noRunningInstance(dataDir);
+  // Asked for: start the dev database ourselves, bring its schema up to date, use it.
   const server: EmbeddedPostgresHandle = await startEmbeddedPostgres(join(dataDir, "postgres"));
   try {
     await server.ensureDatabase("agent_gateway");
-    const db = await open(server.urlFor("agent_gateway"), true);
+    const db = await open(server.urlFor("agent_gateway"), `the dev database in ${join(dataDir, "postgres")} (started for this command: no npm start was running)`, true);
     return {
       pool: db.pool,
+      description: db.description,
       close: async () => {
         await db.close();
         await server.stop();
@@ -121,6 +152,7 @@ async function run(argv: string[]): Promise<{ json: Record<string, unknown>; tex
       token: { type: "string" },
       url: { type: "string" },
       json: { type: "boolean", default: false },
+      "start-database": { type: "boolean", default: false },
     },
     strict: true,
   });
@@ -163,9 +195,11 @@ async function run(argv: string[]): Promise<{ json: Record<string, unknown>; tex
     default:
       throw new UsageError(`Unknown command "${command}"`);
   }
-  const db = await connect();
+  const db = await connect(values["start-database"] === true);
   try {
-    return await action(db);
+    const out = await action(db);
+    process.stderr.write(`wrote to ${db.description}\n`);
+    return out;
   } finally {
     await db.close();
   }

@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
-import { resolve } from "node:path";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
@@ -50,6 +51,22 @@ describe("real Python clients: openai SDK and Agents SDK", () => {
         (err, out, errOut) => (err ? fail(new Error(`${err.message}\n${errOut}`)) : ok(JSON.parse(out.trim().split("\n").at(-1)!))),
       ),
     );
+
+  it.skipIf(!available)("the README's Responses example runs as pasted (with this gateway's URL and key)", async () => {
+    const readme = readFileSync(resolve("README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("### The Responses API"));
+    const example = /```python\n([\s\S]*?)```/.exec(section)![1]!;
+    expect(example).toContain("from openai import OpenAI");
+    const dir = mkdtempSync(join(tmpdir(), "agw-responses-readme-"));
+    try {
+      const file = join(dir, "example.py");
+      writeFileSync(file, example.replace("http://127.0.0.1:3000/api/v1", `${app.url}/api/v1`).replace('api_key="a2a_…"', `api_key="${key}"`));
+      const out = await new Promise<string>((ok, fail) => execFile(python, [file], { timeout: 60_000 }, (err, stdout, stderr) => (err ? fail(new Error(`${err.message}\n${stderr}`)) : ok(stdout))));
+      expect(out.trim()).toBe("Hello from A");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   for (const model of MODELS) {
     it.skipIf(!available)(`openai SDK: tools, stream, thread_id round, json_schema, image, responses (${model})`, async () => {

@@ -2,7 +2,7 @@ import type pg from "pg";
 import { sqlNames } from "../db/names.js";
 import { ApiKey, StoredResponse } from "../db/schema.js";
 import { AppError } from "../errors/app-error.js";
-import { keyExpired } from "../keys/auth.js";
+import { keyDeleted, keyExpired } from "../keys/refusal.js";
 
 const R = sqlNames(StoredResponse);
 const K = sqlNames(ApiKey);
@@ -42,7 +42,7 @@ export async function loadResponse(
     values: [validId ? id : null, owner.accountId, owner.agentId, owner.keyId ?? null],
   });
   const row = rows[0]!;
-  if (!row.key_live) throw new AppError("invalid_api_key", "Invalid API key");
+  if (!row.key_live) throw keyDeleted();
   if (row.key_expired_at) throw keyExpired(row.key_expired_at);
   if (!row.body) throw notFound();
   return { threadId: row.thread_id!, body: row.body };

@@ -13,3 +13,13 @@ export function freePort(host = "127.0.0.1"): Promise<number> {
     });
   });
 }
+
+/** Why nothing could listen on `host:port` right now (an error code such as EADDRINUSE), or undefined if it could. */
+export function portProblem(host: string, port: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once("error", (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    server.listen({ port, host, exclusive: true }, () => server.close(() => resolve(undefined)));
+  });
+}

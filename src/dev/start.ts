@@ -15,6 +15,7 @@ import { startTemporalDevServer, type TemporalDevServerHandle } from "./temporal
 import { providersMode } from "../providers/routing.js";
 import { ensureConsoleBuilt } from "../console/build.js";
 import { launcherLock, removeRuntimeInfo, runningLauncher, writeRuntimeInfo } from "./runtime-file.js";
+import { portProblem } from "./free-port.js";
 
 /**
  * `npm start`: everything on one machine. Embedded PostgreSQL and the Temporal dev server (unless
@@ -47,7 +48,10 @@ let runtime: Runtime | undefined;
 let api: ApiServer | undefined;
 let worker: RunningWorker | undefined;
 
-async function stopAll(): Promise<void> {
+async function stopAll(reason: string): Promise<void> {
+  // A terminal's Ctrl-C reaches PostgreSQL and Temporal too (one process group): they stop while
+  // the API drains, so the connections they drop are expected, not worth a warning.
+  if (reason === "SIGINT") log.level = "error";
   await api?.close().catch((err) => say(`API: ${(err as Error).message}`));
   await worker?.shutdown().catch((err) => say(`worker: ${(err as Error).message}`));
   await runtime?.close().catch(() => {});
@@ -55,15 +59,16 @@ async function stopAll(): Promise<void> {
   await postgres?.stop().catch((err) => say(`PostgreSQL: ${(err as Error).message}`));
   removeRuntimeInfo(dataDir);
   rmSync(launcherLock(dataDir), { force: true });
+  say(`stopped (${reason})`);
 }
 
 const shutdown = onShutdown(stopAll, say);
 shutdownOnUnexpectedErrors(shutdown, say);
 
-function preflightConfig(): void {
+function preflightConfig(): Config {
   // Validate what the user set before starting anything, so a typo costs no waiting.
   try {
-    loadConfig({ ...process.env, DATA_DIR: dataDir }, { databaseUrl: "postgres://x@localhost/x", temporalAddress: "localhost:7233", operatorToken: "x".repeat(32), secretEncryptionKey: Buffer.alloc(32) });
+    return loadConfig({ ...process.env, DATA_DIR: dataDir }, { databaseUrl: "postgres://x@localhost/x", temporalAddress: "localhost:7233", operatorToken: "x".repeat(32), secretEncryptionKey: Buffer.alloc(32) });
   } catch (err) {
     if (err instanceof ConfigError) {
       say(err.message);
@@ -91,7 +96,7 @@ function banner(config: Config, apiUrl: string): string {
     ...(config.egress.allowPrivate ? ["  Egress       EGRESS_ALLOW_PRIVATE=true: scripts' ctx.fetch may reach loopback/private addresses (dev only)"] : []),
     "",
     "  Create an account and its admin token:",
-    "    npm run admin -- create-account --name acme --balance 10",
+    `    ${process.env.DATA_DIR ? `DATA_DIR=${dataDir} ` : ""}npm run admin -- create-account --name acme --balance 10`,
     "  Then:",
     `    curl -s ${apiUrl}/graphql -H 'Authorization: Bearer <adminToken>' -H 'Content-Type: application/json' -d '{"query":"{ me { name balance } }"}'`,
     "",
@@ -101,8 +106,20 @@ function banner(config: Config, apiUrl: string): string {
   return lines.join("\n");
 }
 
+/**
+ * The API's port taken by another process is found before PostgreSQL, Temporal and migrations
+ * start, not at the end with a stack trace (a process that takes it in between still fails at listen).
+ */
+async function checkPortFree(config: Config): Promise<void> {
+  if (config.port === 0) return;
+  const problem = await portProblem(config.host, config.port);
+  if (!problem) return;
+  say(problem === "EADDRINUSE" ? `port ${config.port} is in use: stop the other process or set PORT` : `cannot listen on ${config.host}:${config.port} (${problem}): set PORT or HOST`);
+  process.exit(1);
+}
+
 async function main(): Promise<void> {
-  preflightConfig();
+  await checkPortFree(preflightConfig());
   takeLock();
   const secrets = loadOrCreateDevSecrets(dataDir);
   const wantPostgres = !process.env.DATABASE_URL;

@@ -14,6 +14,26 @@ export function bearerToken(header: string | undefined | null): string | undefin
   return m?.[1];
 }
 
+/**
+ * An RFC 6750 Bearer challenge: `params` (realm, resource metadata), and when a credential was
+ * sent, `error="invalid_token"` with the refusal as `error_description` (none without one, §3.1).
+ * Quotes, backslashes and anything outside printable ASCII are dropped from the values.
+ */
+export function bearerChallenge(params: Record<string, string>, refused?: string): string {
+  const quoted = (s: string) => `"${s.replace(/["\\]/g, "").replace(/[^\x20-\x7e]/g, "")}"`;
+  const parts = Object.entries(params).map(([k, v]) => `${k}=${quoted(v)}`);
+  if (refused) parts.push(`error="invalid_token"`, `error_description=${quoted(refused)}`);
+  return `Bearer ${parts.join(", ")}`;
+}
+
+/**
+ * An HTTP/1.1 reason phrase that carries the refusal ("Unauthorized: <message>"): clients that
+ * raise on the status alone and print only the status line (the Python a2a-sdk) show it.
+ */
+export function reasonPhrase(standard: string, message: string): string {
+  return `${standard}: ${message}`.replace(/[^\x20-\x7e]/g, "").slice(0, 300);
+}
+
 /** A header's value; for a repeated header, its first value. */
 export function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
   const v = headers[name];

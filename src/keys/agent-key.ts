@@ -1,12 +1,13 @@
 import type { Request } from "express";
-import { AppError } from "../errors/app-error.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { KeyAuthenticator, type KeyPrincipal } from "./auth.js";
+import { keyOfAnotherAgent } from "./refusal.js";
 
 /**
  * Key authentication for the per-agent protocol endpoints (A2A, MCP): `Authorization: Bearer` or
- * `X-API-Key`, and the key must belong to the agent of the URL. A key of another agent is refused
- * exactly like a wrong key (401 invalid_api_key), so a caller learns nothing about other agents.
+ * `X-API-Key`, and the key must belong to the agent of the URL. A live key of another agent is
+ * refused with a 401 saying just that: its holder owns the key, and learns neither which agent it
+ * is for nor whether the agent of the URL exists (the answer is the same either way).
  */
 export type AgentKeyAuth = (req: Request, agentId: string, options?: { fresh?: boolean }) => Promise<KeyPrincipal>;
 
@@ -21,7 +22,7 @@ export function agentKeyAuth(runtime: Runtime): AgentKeyAuth {
   const authenticator = keys;
   return async (req, agentId, options = {}) => {
     const principal = await authenticator.authenticate(req.get("authorization"), req.get("x-api-key"), options);
-    if (principal.agent.id !== agentId) throw new AppError("invalid_api_key", "Invalid API key");
+    if (principal.agent.id !== agentId) throw keyOfAnotherAgent();
     return principal;
   };
 }

@@ -5,6 +5,7 @@ import { bearerToken } from "../http/auth.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { AgentInfo } from "../agents/agent-info.js";
 import { KEY_EVENTS_CHANNEL } from "./service.js";
+import { keyDeleted, keyExpired, notAKey } from "./refusal.js";
 
 /**
  * API-key authentication for the chat hot path. Lookups are cached in memory; an entry is evicted
@@ -58,7 +59,7 @@ export class KeyAuthenticator {
   async authenticate(authorization: string | undefined, xApiKey: string | undefined, options: { fresh?: boolean } = {}): Promise<KeyPrincipal> {
     const token = xApiKey?.trim() || bearerToken(authorization);
     if (!token) throw new AppError("invalid_api_key", "Missing API key: send Authorization: Bearer <key> or X-API-Key: <key>");
-    if (!token.startsWith("a2a_") || token.length > 200) throw new AppError("invalid_api_key", "Invalid API key");
+    if (!token.startsWith("a2a_") || token.length > 200) throw notAKey(token);
     await this.ready;
     const hash = sha256Hex(token);
     const now = Date.now();
@@ -67,7 +68,7 @@ export class KeyAuthenticator {
       entry = await load(this.runtime.pool, hash, this.runtime.config.defaultRateLimitPerMinute);
       if (!entry) {
         this.byHash.delete(hash);
-        throw new AppError("invalid_api_key", "Invalid API key");
+        throw notAKey(token);
       }
       if (this.byHash.size >= MAX_ENTRIES) this.byHash.clear();
       this.byHash.set(hash, entry);
@@ -76,7 +77,7 @@ export class KeyAuthenticator {
       // Expired as far as this cache knows: ask the database before refusing, so a key whose
       // expiry was just extended works at once even while the NOTIFY is still on its way.
       const current = options.fresh ? entry : await load(this.runtime.pool, hash, this.runtime.config.defaultRateLimitPerMinute);
-      if (!current) throw new AppError("invalid_api_key", "Invalid API key");
+      if (!current) throw keyDeleted();
       this.byHash.set(hash, current);
       if (current.expiresAt !== null && current.expiresAt <= now) throw keyExpired(new Date(current.expiresAt));
       entry = current;
@@ -96,10 +97,7 @@ export class KeyAuthenticator {
   }
 }
 
-/** The 401 of an expired key (spec 5.1.5): the message says why, so its owner knows to renew it. */
-export function keyExpired(at: Date): AppError {
-  return new AppError("invalid_api_key", `This API key expired at ${at.toISOString()}; create a new key or extend its expiry`);
-}
+export { keyExpired };
 
 async function load(pool: pg.Pool, hash: string, installationDefault: number): Promise<Entry | undefined> {
   const { rows } = await pool.query<{

@@ -1,6 +1,35 @@
 import type pg from "pg";
 import { AppError } from "../errors/app-error.js";
-import { keyExpired } from "./auth.js";
+
+/**
+ * The 401s of the key check, worded for whoever holds the credential they were sent: what is wrong
+ * with it and what to use instead. Nothing in them is about anyone else's data: "another agent"
+ * is said only of a live key of the caller's own (never which agent), and an unknown string is
+ * just unknown.
+ */
+export const ADMIN_TOKEN_ON_KEY_ROUTE = "Admin tokens (adm_...) are for /graphql; this endpoint takes an agent key (a2a_...)";
+export const OPERATOR_TOKEN_ON_KEY_ROUTE = "Operator tokens (opr_...) are for /graphql; this endpoint takes an agent key (a2a_...)";
+export const UNKNOWN_KEY = "Invalid API key: no agent key (a2a_...) matches it; keys are shown once when created";
+
+/** A credential that is not an agent key at all, or an unknown one. */
+export function notAKey(token: string): AppError {
+  if (token.startsWith("adm_")) return new AppError("invalid_api_key", ADMIN_TOKEN_ON_KEY_ROUTE);
+  if (token.startsWith("opr_")) return new AppError("invalid_api_key", OPERATOR_TOKEN_ON_KEY_ROUTE);
+  return new AppError("invalid_api_key", UNKNOWN_KEY);
+}
+
+/** A live key used on another agent's URL (A2A, MCP): its holder learns only that. */
+export function keyOfAnotherAgent(): AppError {
+  return new AppError("invalid_api_key", "This API key belongs to another agent: use a key created for the agent in this URL");
+}
+
+/** A key deleted since it was authenticated. */
+export const keyDeleted = (): AppError => new AppError("invalid_api_key", "Invalid API key: it has been deleted");
+
+/** The 401 of an expired key (spec 5.1.5): the message says why, so its owner knows to renew it. */
+export function keyExpired(at: Date): AppError {
+  return new AppError("invalid_api_key", `This API key expired at ${at.toISOString()}; create a new key or extend its expiry`);
+}
 
 /** 402 for a key over its spend limit while the account still has money. */
 export function keySpendLimitExceeded(): AppError {
@@ -14,7 +43,7 @@ export function keySpendLimitExceeded(): AppError {
 export async function keyRefusal(pool: pg.Pool, keyId: string): Promise<AppError | undefined> {
   const { rows } = await pool.query<{ expires_at: Date | null }>("select expires_at from api_keys where id = $1", [keyId]);
   const key = rows[0];
-  if (!key) return new AppError("invalid_api_key", "Invalid API key");
+  if (!key) return keyDeleted();
   if (key.expires_at && key.expires_at.getTime() <= Date.now()) return keyExpired(key.expires_at);
   return undefined;
 }

@@ -4,23 +4,22 @@ import { AppError } from "../errors/app-error.js";
 import type { AgentKeyAuth } from "../keys/agent-key.js";
 import type { KeyPrincipal } from "../keys/auth.js";
 import { mcpPath } from "../agents/protocol-urls.js";
+import { bearerChallenge } from "../http/auth.js";
 
 /**
  * Who may call an agent's MCP server: a key of that very agent (`Authorization: Bearer a2a_…`; the
  * chat API's `X-API-Key` works too), checked by the shared per-agent key check. A missing, wrong,
- * deleted or expired key, or a key of another agent, is the same 401 with an RFC 6750 challenge
- * that points at the protected-resource metadata (RFC 9728), as the MCP authorization
- * specification asks of an HTTP server (docs/mcp.md).
+ * deleted or expired key, or a key of another agent, is a 401 with an RFC 6750 challenge that
+ * points at the protected-resource metadata (RFC 9728), as the MCP authorization specification
+ * asks of an HTTP server (docs/mcp.md); its message (which key problem) is the challenge's
+ * error_description and, as a JSON-RPC error, the body (routes.ts).
  */
 
 export const resourceMetadataPath = (agentId: string) => `/.well-known/oauth-protected-resource${mcpPath(agentId)}`;
 
 /** The challenge; `refused` is the reason when a credential was sent (RFC 6750 §3.1: none without one). */
 export function challenge(publicBaseUrl: string, agentId: string, refused?: string): string {
-  const quoted = (s: string) => `"${s.replace(/["\\]/g, "")}"`;
-  const parts = [`Bearer realm="agent-gateway"`, `resource_metadata=${quoted(publicBaseUrl + resourceMetadataPath(agentId))}`];
-  if (refused) parts.push(`error="invalid_token"`, `error_description=${quoted(refused)}`);
-  return parts.join(", ");
+  return bearerChallenge({ realm: "agent-gateway", resource_metadata: publicBaseUrl + resourceMetadataPath(agentId) }, refused);
 }
 
 /**

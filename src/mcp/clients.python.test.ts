@@ -50,6 +50,7 @@ describe("real Python client: the mcp SDK", () => {
       RUN_URL: `${app.url}/api/mcp/${runAgent}`,
       RUN_KEY: await key(runAgent),
       FOREIGN_KEY: await key(other),
+      ADMIN_TOKEN: adminToken,
     });
   });
   afterAll(async () => {
@@ -63,7 +64,7 @@ describe("real Python client: the mcp SDK", () => {
       ),
     );
 
-  it.skipIf(!available)("lists and calls chat, run (following progress) and get_job; 401 without a key and with another agent's", async () => {
+  it.skipIf(!available)("lists and calls chat, run (following progress) and get_job; 401 without a key, with another agent's, an admin token or an unknown key, each saying which", async () => {
     const out = await run();
     // mcp 2.3.0 probes server/discover (2026-07-28), is refused, and falls back to the handshake.
     expect(out.protocol).toBe("2025-11-25");
@@ -87,11 +88,17 @@ describe("real Python client: the mcp SDK", () => {
     expect(out.missing_job.is_error).toBe(true);
     expect(out.missing_job.text).toMatch(/^job_not_found: /);
 
-    for (const refused of [out.no_key, out.foreign_key]) {
+    for (const refused of [out.no_key, out.foreign_key, out.admin_token, out.unknown_key]) {
       expect(refused.error).not.toBeNull();
       expect(refused.statuses.map((s: [number]) => s[0])).toContain(401);
       expect(refused.statuses.find((s: [number, string]) => s[0] === 401)[1]).toMatch(/^Bearer realm="agent-gateway", resource_metadata="/);
     }
+    // What the client raises says what is wrong with the key (the 401's JSON-RPC error body).
+    expect(out.no_key.message).toMatch(/Missing API key/);
+    expect(out.foreign_key.message).toMatch(/This API key belongs to another agent/);
+    expect(out.admin_token.message).toMatch(/Admin tokens \(adm_\.\.\.\) are for \/graphql; this endpoint takes an agent key \(a2a_\.\.\.\)/);
+    expect(out.unknown_key.message).toMatch(/Invalid API key: no agent key/);
+    expect(out.foreign_key.statuses.find((s: [number, string]) => s[0] === 401)[1]).toMatch(/error_description="This API key belongs to another agent/);
   });
 
   it.skipIf(!available)("the README's Python example works as written (with this agent's URL and key)", async () => {

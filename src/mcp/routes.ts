@@ -1,4 +1,4 @@
-import express from "express";
+import express, { type ErrorRequestHandler } from "express";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { AppError } from "../errors/app-error.js";
 import { agentKeyAuth } from "../keys/agent-key.js";
@@ -84,5 +84,18 @@ export const mcpRoutes: RouteModule = (runtime) => {
     await transport.handleRequest(req, res, body.parsed);
   });
 
+  // A refused key as a JSON-RPC error body (its message says what is wrong with the key) beside
+  // the challenge: an MCP client that reads a non-2xx JSON-RPC error (the Python `mcp` SDK)
+  // raises with that message, where the gateway's usual error body would read as a generic failure.
+  const refusedKey: ErrorRequestHandler = (err, req, res, next) => {
+    if (!(err instanceof AppError) || err.status !== 401 || res.headersSent) return next(err);
+    for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
+    res.status(401).json({ jsonrpc: "2.0", id: null, error: { code: UNAUTHORIZED, message: err.message, data: { code: err.code, status: 401 } } });
+  };
+  router.use("/api/mcp/:agentId", refusedKey);
+
   return router;
 };
+
+/** JSON-RPC's implementation-defined server error range; -32001 is the refused credential. */
+const UNAUTHORIZED = -32001;

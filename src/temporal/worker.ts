@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { NativeConnection, Worker, Runtime as TemporalRuntime, DefaultLogger, type LogLevel } from "@temporalio/worker";
+import { NativeConnection, Worker, Runtime as TemporalRuntime, DefaultLogger, type LogLevel, type LogMetadata } from "@temporalio/worker";
 import type { Runtime } from "../runtime/runtime.js";
 import { createActivities } from "./activities.js";
 import { ensureRetentionSchedule } from "../jobs/schedule.js";
@@ -16,6 +16,17 @@ export function workflowsPath(): string {
   return fileURLToPath(new URL(`../../workflows/index${ext}`, import.meta.url));
 }
 
+/**
+ * The SDK's logger, but the outbound worker's expected "no workflows" notice (it runs activities
+ * only, by design) at debug: a healthy start prints nothing at warn level.
+ */
+const EXPECTED_NOTICES = new Set(["No workflows registered, not polling for workflow tasks"]);
+class SdkLogger extends DefaultLogger {
+  override log(level: LogLevel, message: string, meta?: LogMetadata): void {
+    super.log(EXPECTED_NOTICES.has(message) ? "DEBUG" : level, message, meta);
+  }
+}
+
 let temporalRuntimeInstalled = false;
 /** Where the SDK's Prometheus exporter of this process listens (loopback), when one was asked for. */
 let sdkMetricsUrl: string | undefined;
@@ -26,7 +37,7 @@ async function installTemporalRuntime(level: string, withMetrics: boolean): Prom
   const bindAddress = withMetrics ? `127.0.0.1:${await loopbackPort()}` : undefined;
   try {
     TemporalRuntime.install({
-      logger: new DefaultLogger(map[level] ?? "WARN"),
+      logger: new SdkLogger(map[level] ?? "WARN"),
       ...(bindAddress ? { telemetryOptions: { metrics: { prometheus: { bindAddress } } } } : {}),
     });
     if (bindAddress) sdkMetricsUrl = `http://${bindAddress}/metrics`;

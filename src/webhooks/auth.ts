@@ -20,6 +20,18 @@ export interface AuthOptions {
  */
 export type WebhookAuth = "ok" | "needs-relaxed-timestamp" | "denied";
 
+/**
+ * Why a request was denied, by class only (as Stripe's and Svix's verifiers report it): enough
+ * for the sender to fix their side, never the expected signature or anything derived from it.
+ */
+export type DenialReason = "missing_credentials" | "secret_mismatch" | "signature_mismatch" | "timestamp_outside_tolerance" | "timestamp_required";
+
+interface Checked {
+  auth: WebhookAuth;
+  /** Set when `auth` is "denied". */
+  reason?: DenialReason;
+}
+
 function freshTimestamp(value: string, now: number): boolean {
   if (!/^\d{1,12}$/.test(value)) return false;
   return Math.abs(now / 1000 - Number(value)) <= TIMESTAMP_TOLERANCE_S;
@@ -43,13 +55,15 @@ function decodeServiceSignature(value: string): Buffer | undefined {
   return undefined;
 }
 
-function checkServiceSignature(headers: IncomingHttpHeaders, raw: Buffer, opts: AuthOptions): WebhookAuth {
+const denied = (reason: DenialReason): Checked => ({ auth: "denied", reason });
+
+function checkServiceSignature(headers: IncomingHttpHeaders, raw: Buffer, opts: AuthOptions): Checked {
   const sigHeader = headerValue(headers, "x-service-signature");
-  if (!sigHeader) return "denied";
+  if (!sigHeader) return denied("missing_credentials");
   const provided = decodeServiceSignature(sigHeader);
-  if (!provided) return "denied";
+  if (!provided) return denied("signature_mismatch");
   const ts = headerValue(headers, "x-service-timestamp")?.trim();
-  if (ts !== undefined && !freshTimestamp(ts, opts.now)) return "denied";
+  if (ts !== undefined && !freshTimestamp(ts, opts.now)) return denied("timestamp_outside_tolerance");
   let ok = false;
   for (const secret of opts.secrets) {
     const mac = createHmac("sha256", secret);
@@ -58,8 +72,8 @@ function checkServiceSignature(headers: IncomingHttpHeaders, raw: Buffer, opts: 
     // No early exit: every secret costs the same whether or not an earlier one matched.
     ok = digestEqual(mac.digest(), provided) || ok;
   }
-  if (!ok) return "denied";
-  return ts === undefined ? "needs-relaxed-timestamp" : "ok";
+  if (!ok) return denied("signature_mismatch");
+  return { auth: ts === undefined ? "needs-relaxed-timestamp" : "ok" };
 }
 
 /** The v1 signatures of a `webhook-signature` header ("v1,<base64> v1,<base64> …"), decoded. */
@@ -80,21 +94,23 @@ function standardSignatures(header: string): Buffer[] {
  * 1 MB; it also signs the body decoded to a string and re-encoded, where the scheme signs its
  * bytes. The package stays the reference in the tests (it signs what this verifies).
  */
-function checkStandardWebhooks(headers: IncomingHttpHeaders, raw: Buffer, opts: AuthOptions): boolean {
+function checkStandardWebhooks(headers: IncomingHttpHeaders, raw: Buffer, opts: AuthOptions): Checked {
   const id = headerValue(headers, "webhook-id");
   const ts = headerValue(headers, "webhook-timestamp")?.trim();
   const signature = headerValue(headers, "webhook-signature");
-  if (!id || !ts || !signature) return false;
-  if (!freshTimestamp(ts, opts.now)) return false;
+  if (!signature) return denied("missing_credentials");
+  if (!ts) return denied("timestamp_required");
+  if (!id) return denied("missing_credentials");
+  if (!freshTimestamp(ts, opts.now)) return denied("timestamp_outside_tolerance");
   const given = standardSignatures(signature);
-  if (given.length === 0) return false;
+  if (given.length === 0) return denied("signature_mismatch");
   let ok = false;
   for (const secret of opts.secrets) {
     const mac = createHmac("sha256", standardWebhooksKey(secret)).update(`${id}.${ts}.`).update(raw).digest();
     // No early exit: every secret and every listed signature costs the same whether or not one matched.
     for (const g of given) ok = digestEqual(mac, g) || ok;
   }
-  return ok;
+  return ok ? { auth: "ok" } : denied("signature_mismatch");
 }
 
 /** x-trigger-secret against every valid secret, in constant time per secret. */
@@ -114,17 +130,37 @@ export interface WebhookVerdict {
    * the encoding), which covers the timestamp and the body. Null for x-trigger-secret.
    */
   deliveryKey: string | null;
+  /** Why it was denied: the reason of the first scheme whose headers were sent. */
+  reason?: DenialReason;
 }
 
 /** Tries the three schemes of DESIGN.md §6; the first that authenticates decides. */
 export function verifyWebhook(headers: IncomingHttpHeaders, raw: Buffer, opts: AuthOptions): WebhookVerdict {
-  if (opts.secrets.length === 0) return { auth: "denied", deliveryKey: null };
-  if (sharedSecretMatches(headerValue(headers, "x-trigger-secret"), opts.secrets)) return { auth: "ok", deliveryKey: null };
-  if (checkStandardWebhooks(headers, raw, opts)) return { auth: "ok", deliveryKey: headerValue(headers, "webhook-id")! };
-  const auth = checkServiceSignature(headers, raw, opts);
-  if (auth === "denied") return { auth, deliveryKey: null };
-  return { auth, deliveryKey: `sig:${decodeServiceSignature(headerValue(headers, "x-service-signature")!)!.toString("hex")}` };
+  const sharedSecret = headerValue(headers, "x-trigger-secret");
+  if (sharedSecretMatches(sharedSecret, opts.secrets)) return { auth: "ok", deliveryKey: null };
+  const standard = checkStandardWebhooks(headers, raw, opts);
+  if (standard.auth === "ok") return { auth: "ok", deliveryKey: headerValue(headers, "webhook-id")! };
+  const service = checkServiceSignature(headers, raw, opts);
+  if (service.auth !== "denied") return { auth: service.auth, deliveryKey: `sig:${decodeServiceSignature(headerValue(headers, "x-service-signature")!)!.toString("hex")}` };
+  const reason: DenialReason =
+    sharedSecret !== undefined
+      ? "secret_mismatch"
+      : headerValue(headers, "webhook-signature") !== undefined || headerValue(headers, "webhook-id") !== undefined
+        ? standard.reason!
+        : service.reason!;
+  return { auth: "denied", deliveryKey: null, reason };
 }
+
+/** The sender's fix for each reason, in the 401's message (the body's `reason` is the class). */
+export const DENIAL_MESSAGES: Record<DenialReason, string> = {
+  missing_credentials:
+    "Missing credentials: send X-Trigger-Secret, or sign the request (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature; or X-Service-Timestamp and X-Service-Signature)",
+  secret_mismatch: "X-Trigger-Secret does not match this trigger's secret",
+  signature_mismatch: "Signature mismatch: sign the exact bytes of the body you send (a body re-formatted after signing does not verify) with this trigger's secret",
+  timestamp_outside_tolerance: `Signature timestamp is outside ±${TIMESTAMP_TOLERANCE_S} s of the server's clock: sign with the current unix time in seconds`,
+  timestamp_required:
+    "Signature timestamp required: send X-Service-Timestamp and sign \"<timestamp>.<raw body>\" (or relax the requirement with the account setting relaxSignatureTimestamp)",
+};
 
 export function authenticateWebhook(headers: IncomingHttpHeaders, raw: Buffer, opts: AuthOptions): WebhookAuth {
   return verifyWebhook(headers, raw, opts).auth;

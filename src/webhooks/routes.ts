@@ -11,16 +11,17 @@ import { clock } from "../triggers/clock.js";
 import { validSecrets } from "../triggers/secrets.js";
 import { acceptWebhook } from "./accept.js";
 import { webhookServices } from "./services.js";
-import { verifyWebhook } from "./auth.js";
+import { DENIAL_MESSAGES, verifyWebhook } from "./auth.js";
 import { checkJsonDepth, drain, isJsonContentType, MAX_BODY_BYTES, readRawBody, tooLarge } from "./body.js";
 
 /** Throws 401 unless the request authenticates; returns the signed delivery key, if a signature did. */
 async function authenticate(runtime: Runtime, req: Request, trigger: CachedTrigger, raw: Buffer): Promise<string | null> {
   const now = clock.now();
-  const { auth, deliveryKey } = verifyWebhook(req.headers, raw, { secrets: validSecrets(trigger.secrets, now), now });
+  const { auth, deliveryKey, reason } = verifyWebhook(req.headers, raw, { secrets: validSecrets(trigger.secrets, now), now });
   // The account setting is read at request time: a change applies to the very next request on every instance.
   if (auth === "ok" || (auth === "needs-relaxed-timestamp" && (await relaxesSignatureTimestamp(runtime.pool, trigger.accountId)))) return deliveryKey;
-  throw new AppError("invalid_credentials", "Missing or invalid trigger secret or signature");
+  const why = reason ?? "timestamp_required";
+  throw new AppError("invalid_credentials", DENIAL_MESSAGES[why], { details: { reason: why } });
 }
 
 /**

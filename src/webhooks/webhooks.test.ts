@@ -136,6 +136,34 @@ describe("POST /api/triggers/:id/webhook", () => {
     expect((await postWebhook(app.url, trg.id, body, { "x-service-signature": bare })).status).toBe(401);
   });
 
+  it("each 401 names its reason class (missing credentials, secret or signature mismatch, timestamp outside ±300 s, timestamp required) and never the expected signature", async () => {
+    const body = JSON.stringify({ n: 9 });
+    const ts = Math.floor(Date.now() / 1000);
+    const mac = (content: string) => createHmac("sha256", trg.secret).update(content).digest("hex");
+    const wh = new Webhook(trg.secret);
+    const signedStd = { "webhook-id": "msg_reason", "webhook-timestamp": String(ts), "webhook-signature": wh.sign("msg_reason", new Date(ts * 1000), body) };
+    const staleStd = { "webhook-id": "msg_old", "webhook-timestamp": String(ts - 1000), "webhook-signature": wh.sign("msg_old", new Date((ts - 1000) * 1000), body) };
+    const cases: [string, string, Record<string, string>, string, RegExp][] = [
+      ["none", body, {}, "missing_credentials", /^Missing credentials: send X-Trigger-Secret/],
+      ["wrong secret", body, { "x-trigger-secret": `${trg.secret}x` }, "secret_mismatch", /^X-Trigger-Secret does not match/],
+      ["re-formatted body", JSON.stringify({ n: 9 }, null, 2), { "x-service-signature": mac(`${ts}.${body}`), "x-service-timestamp": String(ts) }, "signature_mismatch", /^Signature mismatch: sign the exact bytes/],
+      ["re-formatted body (Standard Webhooks)", JSON.stringify({ n: 9 }, null, 2), signedStd, "signature_mismatch", /^Signature mismatch/],
+      ["1,000 s old", body, { "x-service-signature": mac(`${ts - 1000}.${body}`), "x-service-timestamp": String(ts - 1000) }, "timestamp_outside_tolerance", /outside ±300 s/],
+      ["1,000 s old (Standard Webhooks)", body, staleStd, "timestamp_outside_tolerance", /outside ±300 s/],
+      ["no timestamp", body, { "x-service-signature": mac(body) }, "timestamp_required", /^Signature timestamp required: send X-Service-Timestamp/],
+      ["no timestamp (Standard Webhooks)", body, { "webhook-id": "m", "webhook-signature": signedStd["webhook-signature"] }, "timestamp_required", /^Signature timestamp required/],
+    ];
+    for (const [name, sent, headers, reason, message] of cases) {
+      const r = await postWebhook(app.url, trg.id, sent, headers);
+      expect(r.status, name).toBe(401);
+      expect(r.body.error, name).toMatchObject({ code: "invalid_credentials", reason });
+      expect(r.body.error.message, name).toMatch(message);
+      // Neither the secret nor the signature the server computed appears anywhere in the answer.
+      const text = JSON.stringify(r.body);
+      for (const secretish of [trg.secret, mac(`${ts}.${sent}`), mac(sent)]) expect(text, name).not.toContain(secretish);
+    }
+  });
+
   it("X-Service-Signature without a timestamp is accepted for an account that relaxed the requirement", async () => {
     const other = await createAccount(app.url, app.operatorToken, "relaxed");
     const s = await gql(app.url, other.adminToken, `mutation { updateAccountSettings(input: { relaxSignatureTimestamp: true }) { relaxSignatureTimestamp } }`);

@@ -1,6 +1,6 @@
 """The official Python `a2a-sdk` client, unmodified, against a chat agent and an automation agent:
 card resolution, streaming and blocking sends, get (historyLength), list, non-blocking send +
-subscribe, cancel, and a refused message to an ended task. VERSION=1.0 resolves the v1.0 card;
+subscribe, cancel, a refused message to an ended task, and what it shows for a wrong key. VERSION=1.0 resolves the v1.0 card;
 VERSION=0.3 resolves agent.json (a v0.3 card), so the client speaks v0.3. Prints one JSON line."""
 import asyncio, json, os
 import httpx
@@ -76,6 +76,18 @@ async def main():
     except Exception as e:  # the SDK raises its typed error for -32004
         out["ended_task_refused"] = type(e).__name__
     await http.aclose()
+
+    # What the client shows for a wrong key: another agent's, an admin token, an unknown string.
+    out["refused"] = {}
+    for name, key in (("foreign", os.environ["A2A_KEY_JOB"]), ("admin", os.environ["ADMIN_TOKEN"]), ("unknown", "a2a_unknown")):
+        async with httpx.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30) as bad:
+            client = await ClientFactory(ClientConfig(httpx_client=bad, streaming=False)).create_from_url(os.environ["CHAT_URL"], relative_card_path=CARD)
+            try:
+                [e async for e in client.send_message(SendMessageRequest(message=new_text_message("hi", role=Role.ROLE_USER)))]
+                out["refused"][name] = None
+            except Exception as e:  # v0.3's transport prints the status only; the response is on its cause
+                cause = getattr(e.__cause__, "response", None)
+                out["refused"][name] = {"shown": f"{type(e).__name__}: {e}", "challenge": cause.headers.get("www-authenticate") if cause else None}
     print(json.dumps(out))
 
 

@@ -1,7 +1,7 @@
 """The official `mcp` Python SDK (Client over Streamable HTTP, default mode "auto": it probes
 `server/discover` and falls back to the initialize handshake) against an agent's MCP server.
 CHAT_URL/CHAT_KEY: a chat agent; RUN_URL/RUN_KEY (optional): an automation agent; FOREIGN_KEY: a
-key of another agent. Prints one JSON line."""
+key of another agent; ADMIN_TOKEN: the account's admin token. Prints one JSON line."""
 import asyncio, json, os
 
 import httpx2
@@ -33,8 +33,10 @@ async def refused(url, key):
             async with connect(url, client) as c:
                 await c.list_tools()
             return {"error": None, "statuses": statuses}
-        except Exception as e:  # the SDK surfaces a 401 as a generic client error
-            return {"error": type(e).__name__, "statuses": statuses}
+        except Exception as e:  # the 401's JSON-RPC error body, raised as an MCPError with its message
+            while isinstance(e, BaseExceptionGroup) and e.exceptions:  # inside the client's task group
+                e = e.exceptions[0]
+            return {"error": type(e).__name__, "message": str(e), "statuses": statuses}
 
 
 async def main():
@@ -73,6 +75,8 @@ async def main():
 
     out["no_key"] = await refused(chat_url, None)
     out["foreign_key"] = await refused(chat_url, os.environ["FOREIGN_KEY"])
+    out["admin_token"] = await refused(chat_url, os.environ["ADMIN_TOKEN"])
+    out["unknown_key"] = await refused(chat_url, "a2a_unknown")
     print(json.dumps(out))
 
 

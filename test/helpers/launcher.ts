@@ -27,8 +27,8 @@ export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
  * Starts the launcher. `group`: as the leader of a process group of its own, so the test can
  * SIGKILL the whole tree at once (`process.kill(-pid)`), as a terminal's kill of `npm start` does.
  */
-export async function launch(dataDir: string, env: Record<string, string> = {}, options: { group?: boolean } = {}): Promise<Launcher> {
-  const port = await freePort();
+export async function launch(dataDir: string, env: Record<string, string> = {}, options: { group?: boolean; port?: number } = {}): Promise<Launcher> {
+  const port = options.port ?? (await freePort());
   let out = "";
   const child = spawn(process.execPath, [...NODE_ARGS, "src/dev/start.ts"], {
     cwd: root,
@@ -71,6 +71,15 @@ export function admin(args: string[], dataDir: string): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [...NODE_ARGS, "src/admin/cli.ts", ...args], { cwd: root, env: cleanEnv({ DATA_DIR: dataDir }) }, (err, stdout, stderr) =>
       err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
+    );
+  });
+}
+
+/** The admin CLI as a second terminal runs it: its own environment, and everything it printed. */
+export function adminRun(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [...NODE_ARGS, "src/admin/cli.ts", ...args], { cwd: root, env: cleanEnv(env) }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }

@@ -2,13 +2,7 @@ import { useEffect, useId, useState, type FormEvent } from "react";
 import { api, DEFAULT_MODEL, MODELS, type Agent } from "../api";
 import { CodeEditor } from "./CodeEditor";
 import { ErrorBox } from "./ErrorBox";
-
-export const SCRIPT_TEMPLATE = `export default async function run(input, ctx) {
-  ctx.log("received", input);
-  // const reply = await ctx.chat({ model: "${DEFAULT_MODEL}", messages: [{ role: "user", content: JSON.stringify(input) }] });
-  return { ok: true, received: input };
-}
-`;
+import { exampleScript } from "../example-script";
 
 interface FormState {
   name: string;
@@ -167,7 +161,7 @@ export function AgentForm({ agent, onSaved, submitLabel }: { agent?: Agent; onSa
         <div className="label-row">
           <label htmlFor={`${uid}-script`}>Script (optional)</label>
           {!f.script.trim() ? (
-            <button type="button" className="btn small" onClick={() => set({ script: SCRIPT_TEMPLATE })}>
+            <button type="button" className="btn small" onClick={() => set({ script: exampleScript(DEFAULT_MODEL) })}>
               Insert example script
             </button>
           ) : null}
