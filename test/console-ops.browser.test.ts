@@ -35,7 +35,7 @@ describe("console operations pages in Chromium", () => {
     fake = await startFakeUpstream();
     const [, started] = await Promise.all([
       ensureConsoleBuilt(),
-      startTestApp({ worker: true, env: { PROVIDER_A_BASE_URL: fake.url, PROVIDER_A_API_KEY: "a", PROVIDER_B_BASE_URL: fake.url, PROVIDER_B_API_KEY: "b", SCRIPT_TIMEOUT_MS: "600000", SCRIPT_WALL_TIME_MS: "600000", SCRIPT_CPU_TIME_MS: "600000" } }),
+      startTestApp({ worker: true, env: { PROVIDER_A_BASE_URL: fake.url, PROVIDER_A_API_KEY: "a", PROVIDER_B_BASE_URL: fake.url, PROVIDER_B_API_KEY: "b", SCRIPT_TIMEOUT_MS: "600000", SCRIPT_WALL_TIME_MS: "600000", SCRIPT_CPU_TIME_MS: "600000", SCHEDULE_MIN_INTERVAL_SECONDS: "1" } }),
     ]);
     app = started;
     admin = (await createAccount(app.url, app.operatorToken, "acme", "10")).adminToken;

@@ -314,16 +314,20 @@ const PUSH_COLUMNS = `${P.id} as id, ${P.task} as "taskId", ${P.url} as url, ${P
  */
 const INSERT_PUSH_CONFIG = statement(
   "a2a-insert-push-config",
-  (p) => `with task as (select t.${T.id} as id, t.${T.account} as account_id, t.${T.kind} as kind, t.${T.state} as state from ${T.table} t
-                        where t.${T.id} = ${p("taskId")} and t.${T.account} = ${p("accountId")} for no key update),
-     job as (select j.${J.id} as id, j.${J.status} as status, j.${J.error} as error from ${J.table} j where j.${J.id} = (select id from task where kind = 'job') for share),
+  // The job's row is locked before the task's, in the order a job's transition takes them (the
+  // jobs row, then its task's row in outbound/store.ts jobTaskCte): the other order deadlocks with
+  // a transition. The task's scan evaluates `job` (an InitPlan) before it locks its own row.
+  (p) => `with job as (select j.${J.id} as id, j.${J.status} as status, j.${J.error} as error from ${J.table} j
+                        where j.${J.id} = ${p("taskId")} and j.${J.account} = ${p("accountId")} for share),
+     task as (select t.${T.id} as id, t.${T.account} as account_id, t.${T.kind} as kind, t.${T.state} as state from ${T.table} t
+                        where t.${T.id} = ${p("taskId")} and t.${T.account} = ${p("accountId")} and (select count(*) from job) >= 0 for no key update),
      existing as (select count(c)::int as n from task cross join lateral ${PUSH_CONFIG_IDS}(task.id) c),
      config as (insert into ${P.table} (${P.id}, ${P.task}, ${P.url}, ${P.token}, ${P.authentication}, ${P.createdAt})
                 select ${p("configId")}, task.id, ${p("url")}, ${p("token")}, ${p("authentication")}::jsonb, now() from task, existing where existing.n < ${p("cap")}
                 returning ${P.id} as id),
      config_state as (select config.id as config_id, task.account_id, job.id as job_id,
                              case when task.kind = 'job' then ${jobPushState("job")} when task.state <> 'submitted' then task.state end as state
-                        from config cross join task left join job on true),
+                        from config cross join task left join job on task.kind = 'job'),
      ${newPushConfigCte("config_state")}
   select (select n from existing) as existing, exists (select 1 from config) as created`,
 );

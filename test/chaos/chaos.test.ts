@@ -83,6 +83,8 @@ describe.skipIf(!inCI && !prerequisites)("chaos on the production topology (npm 
       // Short gaps so every delivery ends within the test; 11 attempts, so a receiver failing 30 %
       // of the time at random fails them all for about one job in 500,000.
       OUTBOUND_RETRY_SCHEDULE: "1,2,4,8,15,30,30,30,30,30",
+      // The A2A part follows each of its tasks with SubscribeToTask on one key, through the balancer.
+      A2A_MAX_STREAMS_PER_KEY: "100",
     });
     client = httpsClient(stack.ca);
   }, 360_000);
