@@ -194,8 +194,14 @@ const envSchema = z.object({
   // 3, not 2: the worker's activity pollers hold two slots while they wait, and an activity is
   // dispatched eagerly (~35 ms sooner; src/temporal/worker.ts) only into a third.
   SANDBOX_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(3),
-  /** Runs of one account executing at once, across all workers; more wait queued in their workflow, holding no slot. */
-  RUN_MAX_CONCURRENT_PER_ACCOUNT: z.coerce.number().int().min(1).max(100_000).default(2),
+  /**
+   * Runs of one account executing at once, across all workers; more wait queued in their workflow,
+   * holding no slot. Unset: a fair share of RUN_SLOTS (a lone account may use every slot; see
+   * RUN_SLOTS). Set: a hard cap, whatever the other accounts do.
+   */
+  RUN_MAX_CONCURRENT_PER_ACCOUNT: z.coerce.number().int().min(1).max(100_000).optional(),
+  /** The run slots of all workers together (the fair share's whole); unset: one worker's, SANDBOX_POOL_SIZE. */
+  RUN_SLOTS: z.coerce.number().int().min(1).max(100_000).optional(),
   /** The same for one agent; unset: only the account's limit applies. */
   RUN_MAX_CONCURRENT_PER_AGENT: z.coerce.number().int().min(1).max(100_000).optional(),
   /** Schedules one account may have; one more is BAD_USER_INPUT naming the limit. */
@@ -297,7 +303,8 @@ export interface Config {
     poolSize: number;
   };
   /** Runs executing at once per account and per agent (all workers together): one tenant cannot take every sandbox. */
-  runConcurrency: { perAccount: number; perAgent: number };
+  /** Run limits (src/jobs/run-share.ts): a hard cap per account (null: the fair share of `slots`) and per agent (null: none). */
+  runConcurrency: { perAccount: number | null; perAgent: number | null; slots: number };
   egress: {
     allowPrivate: boolean;
     allowAddresses: string[];
@@ -460,8 +467,9 @@ export function loadConfig(
       poolSize: env.SANDBOX_POOL_SIZE,
     },
     runConcurrency: {
-      perAccount: env.RUN_MAX_CONCURRENT_PER_ACCOUNT,
-      perAgent: Math.min(env.RUN_MAX_CONCURRENT_PER_AGENT ?? env.RUN_MAX_CONCURRENT_PER_ACCOUNT, env.RUN_MAX_CONCURRENT_PER_ACCOUNT),
+      perAccount: env.RUN_MAX_CONCURRENT_PER_ACCOUNT ?? null,
+      perAgent: env.RUN_MAX_CONCURRENT_PER_AGENT === undefined ? null : Math.min(env.RUN_MAX_CONCURRENT_PER_AGENT, env.RUN_MAX_CONCURRENT_PER_ACCOUNT ?? Infinity),
+      slots: env.RUN_SLOTS ?? env.SANDBOX_POOL_SIZE,
     },
     egress: {
       // Refused in production above; npm start opts in on loopback and says so in its banner.

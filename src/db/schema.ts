@@ -305,6 +305,8 @@ export const Job = defineEntity({
     dispatchedAt: p.datetime().nullable(),
     /** A dispatcher's claim on an undispatched job until this time, so API instances share the backlog. */
     dispatchLeaseUntil: p.datetime().nullable(),
+    /** Why the queued job's workflow waits to begin (src/jobs/store.ts WAIT_REASONS): its account's or agent's run limit. */
+    waitingFor: p.string().length(32).nullable(),
     /** W3C `traceparent` of the webhook request that created the job (only when tracing is on), so the later workflow start continues its trace. */
     traceContext: p.string().length(64).nullable(),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),

@@ -48,6 +48,12 @@ export class Metrics {
     help: "Agent runs this worker started (beginRun)",
     registers: [this.registry],
   });
+  readonly jobSlotWaits = new Counter({
+    name: "job_slot_waits_total",
+    help: "Runs that began waiting for a slot (their account's or agent's run limit), by reason; counted once per wait, not per retry",
+    labelNames: ["reason"] as const,
+    registers: [this.registry],
+  });
   readonly jobRunsFinished = new Counter({
     name: "job_runs_finished_total",
     help: "Agent runs this worker finished, by final status",

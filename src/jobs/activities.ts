@@ -34,6 +34,7 @@ export function createJobActivities(runtime: Runtime) {
      */
     async beginRun(jobId: string): Promise<RunTimeouts | WaitForSlot> {
       const agent = await beginRunRow(pool, jobId, runtime.config.runConcurrency);
+      if (agent?.newWait) runtime.metrics.jobSlotWaits.inc({ reason: agent.newWait });
       if (agent && !agent.slotFree) return { waitForSlot: true };
       return runTimeouts(runtime.config, agent ?? { cpuTimeLimitMs: null, wallTimeLimitMs: null });
     },

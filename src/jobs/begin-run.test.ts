@@ -29,7 +29,7 @@ describe("beginRunRow under concurrency", () => {
 
   it("30 concurrent starts of one account with a limit of 3: exactly 3 begin, the rest stay queued; a repeat is idempotent", async () => {
     const ids = await queuedJobs(30);
-    const limits = { perAccount: 3, perAgent: 100 };
+    const limits = { perAccount: 3, perAgent: 100, slots: 3 };
     const results = await Promise.all(ids.map((id) => beginRunRow(app.runtime.pool, id, limits)));
     expect(results.filter((r) => r?.slotFree).length).toBe(3);
     expect(await running()).toBe(3);
@@ -50,7 +50,7 @@ describe("beginRunRow under concurrency", () => {
     await fc.assert(
       fc.asyncProperty(fc.oneof(fc.string(), fc.constantFrom(`'; update jobs set status = 'running'; --`, `\\'`, `x' or '1'='1`, `${id}' or 'a'='a`)), async (hostile) => {
         fc.pre(hostile !== id && !hostile.includes("\u0000"));
-        expect(await beginRunRow(app.runtime.pool, hostile, { perAccount: 100, perAgent: 100 })).toBeUndefined();
+        expect(await beginRunRow(app.runtime.pool, hostile, { perAccount: 100, perAgent: 100, slots: 3 })).toBeUndefined();
       }),
       { numRuns: 200 },
     );

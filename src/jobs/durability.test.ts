@@ -125,7 +125,7 @@ describe("durability", () => {
     const t = await createTrigger(app2.url, adminToken, agent);
     // A worker process of its own, so it can be killed with -9 mid-run.
     const startWorkerProcess = () => {
-      // One account's four runs at once: above the per-account default (RUN_MAX_CONCURRENT_PER_ACCOUNT=2).
+      // One account's four runs at once: a fixed cap of four, whatever its fair share would be.
       const { child } = spawnWorker(app2!, { SANDBOX_POOL_SIZE: "4", RUN_MAX_CONCURRENT_PER_ACCOUNT: "4" });
       children.push(child);
       return child;

@@ -70,7 +70,7 @@ describe("eager workflow start, API and worker in one process (the npm start top
     const app = await startTestApp({ worker: true });
     apps.push(app);
     expect(app.config.temporal.eagerStart).toBe("auto");
-    const ids = await fireRuns(app.url, app.operatorToken, 8); // the account's limit is 2: six wait for slotFree
+    const ids = await fireRuns(app.url, app.operatorToken, 8); // beyond the account's share (the worker's slots): the rest wait for slotFree
     await expectAllDoneOnce(app, ids);
     for (const id of ids) expect(await startedEagerly(app.runtime.temporal.client, id), id).toBe(true);
     // A second start of a finished run (the sweep retrying) is refused and counts as started, eager or not.

@@ -29,6 +29,13 @@ describe("run limits: one source for the sandbox and the workflow", () => {
     expect(runTimeouts(hour, { cpuTimeLimitMs: null, wallTimeLimitMs: null }).executionTimeoutMs).toBeGreaterThan(3_600_000);
   });
 
+  it("runs per account: unset is the fair share of the worker's slots, a number stays a fixed cap", () => {
+    const base = { OPERATOR_TOKEN: "opr_" + "x".repeat(40), SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString("base64") };
+    expect(loadConfig({ ...base, SANDBOX_POOL_SIZE: "8" }).runConcurrency).toEqual({ perAccount: null, perAgent: null, slots: 8 });
+    expect(loadConfig({ ...base, RUN_SLOTS: "12", RUN_MAX_CONCURRENT_PER_AGENT: "4" }).runConcurrency).toEqual({ perAccount: null, perAgent: 4, slots: 12 });
+    expect(loadConfig({ ...base, RUN_MAX_CONCURRENT_PER_ACCOUNT: "2", RUN_MAX_CONCURRENT_PER_AGENT: "5" }).runConcurrency).toMatchObject({ perAccount: 2, perAgent: 2 });
+  });
+
   it("production refuses EGRESS_ALLOW_PRIVATE", () => {
     expect(() =>
       loadConfig({ NODE_ENV: "production", OPERATOR_TOKEN: "opr_" + "x".repeat(40), SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString("base64"), PUBLIC_BASE_URL: "https://x.example", PROVIDER_A_API_KEY: "a", PROVIDER_B_API_KEY: "b", EGRESS_ALLOW_PRIVATE: "true" }),

@@ -49,11 +49,13 @@ export interface JobRow {
   startedAt: Date | null;
   finishedAt: Date | null;
   replayOf?: string | null;
+  /** Why a queued job is not running yet (set by beginRunRow; meaningful only while status is queued). */
+  waitingFor?: WaitReason | null;
 }
 
 export const JOB_COLUMNS = `id, account_id as "accountId", agent_id as "agentId", trigger_id as "triggerId", status, source, schedule_id as "scheduleId",
   thread_id as "threadId", result, error, attempts, cost_micros as "costMicros", logs, created_at as "createdAt",
-  started_at as "startedAt", finished_at as "finishedAt", replay_of as "replayOf"`;
+  started_at as "startedAt", finished_at as "finishedAt", replay_of as "replayOf", waiting_for as "waitingFor"`;
 
 /** JOB_COLUMNS qualified with the alias `j` (for statements that join jobs with other tables). */
 const JOB_COLUMNS_OF_J = JOB_COLUMNS.replace(/(^|,\s*)(\w+)/g, "$1j.$2");
@@ -115,19 +117,50 @@ export interface AgentRow {
 /** Advisory-lock class of "starting a run of this account" (the second key is the account id's hash). */
 const RUN_START_LOCK = 7301;
 
-/** A run's concurrency limits (config.runConcurrency): runs executing at once per account and per agent. */
+/**
+ * A run's concurrency limits (config.runConcurrency): a hard cap of runs executing at once per
+ * account (null: the account's fair share of `slots`, see accountLimitSql) and per agent (null: none).
+ */
 export interface RunConcurrency {
-  perAccount: number;
-  perAgent: number;
+  perAccount: number | null;
+  perAgent: number | null;
+  slots: number;
+}
+
+/** Why a queued job whose workflow has begun is not running yet (jobs.waiting_for, Job.waitingFor). */
+export const WAIT_REASONS = ["account_run_limit", "agent_run_limit"] as const;
+export type WaitReason = (typeof WAIT_REASONS)[number];
+
+/** The least fair share: what every account could run before the share existed, whatever the slots. */
+export const MIN_FAIR_SHARE = 2;
+
+const sqlInt = (v: number) => {
+  if (!Number.isSafeInteger(v)) throw new Error(`run limit must be an integer, got ${v}`);
+  return String(v);
+};
+
+/**
+ * The most runs the account of the job row `j` may execute at once, as SQL. A fixed cap, or its
+ * fair share: the slots divided among the accounts with runs executing or waiting (this one
+ * included), rounded up and never below MIN_FAIR_SHARE — so a lone account uses every slot, and
+ * once others come each gets its part as the lone account's runs end. The count reads only active
+ * jobs (jobs_active_idx), so it is bounded by the work in flight.
+ */
+function accountLimitSql(limits: RunConcurrency, j: string): string {
+  if (limits.perAccount !== null) return sqlInt(limits.perAccount);
+  const others = `(select count(distinct r.account_id) from jobs r where r.status in ('queued', 'running')
+                     and (r.status = 'running' or r.dispatched_at is not null) and r.account_id <> ${j}.account_id)`;
+  return `greatest(${MIN_FAIR_SHARE}, ceil(${sqlInt(limits.slots)}::numeric / (1 + ${others})))`;
 }
 
 /**
  * The workflow's first step: the job marked running with its first attempt counted (so the
  * execution activity's first attempt writes nothing), and its agent's run limits — unless its
- * account (or agent) already has its limit of running jobs: then the job stays queued and
- * `slotFree` is false, and the workflow waits and asks again. Starts of one account are
- * serialised by a transaction-scoped advisory lock, so the count the UPDATE sees (a fresh snapshot
- * after the lock) includes every start committed before; accounts never wait for each other.
+ * account (or agent) already has its limit of running jobs: then the job stays queued, records
+ * why in waiting_for (`newWait` when that is new: a wait to count), `slotFree` is false, and the
+ * workflow waits and asks again. Starts of one account are serialised by a transaction-scoped
+ * advisory lock, so the count the statement sees (a fresh snapshot after the lock) includes every
+ * start committed before; accounts never wait for each other.
  * Undefined when the job or its agent is gone.
  *
  * One round trip: the lock and the UPDATE are two statements of one simple-protocol query, which
@@ -140,37 +173,45 @@ export async function beginRunRow(
   pool: pg.Pool,
   jobId: string,
   limits: RunConcurrency,
-): Promise<(Pick<AgentRow, "cpuTimeLimitMs" | "wallTimeLimitMs"> & { slotFree: boolean }) | undefined> {
+): Promise<(Pick<AgentRow, "cpuTimeLimitMs" | "wallTimeLimitMs"> & { slotFree: boolean; newWait: WaitReason | null }) | undefined> {
   const id = escapeLiteral(jobId);
-  const int = (v: number) => {
-    if (!Number.isSafeInteger(v)) throw new Error(`run limit must be an integer, got ${v}`);
-    return String(v);
-  };
+  const agentLimit = limits.perAgent === null ? "null" : sqlInt(limits.perAgent);
   const results = (await pool.query(
     `select pg_advisory_xact_lock(${RUN_START_LOCK}, hashtext(account_id)) from jobs where id = ${id};
-     with u as (update jobs set status = 'running', started_at = coalesce(started_at, now()), attempts = greatest(attempts, 1)
-         where id = ${id} and (status = 'running' or (status = 'queued'
-           and (select count(*) from jobs r where r.account_id = jobs.account_id and r.status = 'running') < ${int(limits.perAccount)}
-           and (select count(*) from jobs r where r.account_id = jobs.account_id and r.agent_id = jobs.agent_id and r.status = 'running') < ${int(limits.perAgent)}))
+     with c as (select case when j.status <> 'queued' then null
+                  when (select count(*) from jobs r where r.account_id = j.account_id and r.status = 'running') >= ${accountLimitSql(limits, "j")} then 'account_run_limit'
+                  when (select count(*) from jobs r where r.account_id = j.account_id and r.agent_id = j.agent_id and r.status = 'running') >= ${agentLimit} then 'agent_run_limit'
+                end as reason from jobs j where j.id = ${id}),
+       u as (update jobs set status = 'running', started_at = coalesce(started_at, now()), attempts = greatest(attempts, 1), waiting_for = null
+         where id = ${id} and (status = 'running' or (status = 'queued' and (select reason from c) is null))
          returning id, account_id, agent_id, trigger_id, status, attempts, error, (select b.status from jobs b where b.id = ${id}) as before),
+       w as (update jobs set waiting_for = (select reason from c)
+         where id = ${id} and status = 'queued' and (select reason from c) is not null and waiting_for is distinct from (select reason from c)
+         returning waiting_for),
        n as (select case when u.status is distinct from u.before then ${NOTIFY_STATUS} end as sent from u),
        ${jobPushCte("u")}
        select a.cpu_time_limit_ms as "cpuTimeLimitMs", a.wall_time_limit_ms as "wallTimeLimitMs", (select count(*) from u)::int as began, j.status,
-              (select count(*) from n)::int as notified
+              (select count(*) from n)::int as notified, (select waiting_for from w) as "newWait"
          from jobs j join agents a on a.id = j.agent_id where j.id = ${id}`,
-  )) as unknown as pg.QueryResult<Pick<AgentRow, "cpuTimeLimitMs" | "wallTimeLimitMs"> & { began: number; status: string; notified: number }>[];
+  )) as unknown as pg.QueryResult<Pick<AgentRow, "cpuTimeLimitMs" | "wallTimeLimitMs"> & { began: number; status: string; notified: number; newWait: WaitReason | null }>[];
   const r = results[1]?.rows[0];
   if (!r) return undefined;
   // A job already done or failed (replayed, cancelled) is not waiting for a slot: the run goes on and finds it finished.
-  return { cpuTimeLimitMs: r.cpuTimeLimitMs, wallTimeLimitMs: r.wallTimeLimitMs, slotFree: r.began > 0 || r.status !== "queued" };
+  return { cpuTimeLimitMs: r.cpuTimeLimitMs, wallTimeLimitMs: r.wallTimeLimitMs, slotFree: r.began > 0 || r.status !== "queued", newWait: r.newWait };
 }
 
-/** The oldest runs of `jobId`'s account that wait for a slot (queued and already started in Temporal), at most `limit`. */
-export async function waitingRunsOfAccount(pool: pg.Pool, jobId: string, limit: number): Promise<string[]> {
+/**
+ * The oldest runs that wait for a slot (queued and already started in Temporal), at most `limit`
+ * of `jobId`'s account, and with `otherAccounts` at most `limit` more of any account (under a fair
+ * share, an account's run ending may grow the others' shares).
+ */
+export async function waitingRunsToWake(pool: pg.Pool, jobId: string, limit: number, otherAccounts: boolean): Promise<string[]> {
   const { rows } = await pool.query<{ id: string }>(
-    `select q.id from jobs j join jobs q on q.account_id = j.account_id and q.status = 'queued' and q.dispatched_at is not null and q.id <> j.id
-      where j.id = $1 order by q.created_at, q.id limit $2`,
-    [jobId, limit],
+    `(select q.id from jobs j join jobs q on q.account_id = j.account_id and q.status = 'queued' and q.dispatched_at is not null and q.id <> j.id
+       where j.id = $1 order by q.created_at, q.id limit $2)
+     union
+     (select q.id from jobs q where $3 and q.status = 'queued' and q.dispatched_at is not null and q.id <> $1 order by q.created_at, q.id limit $2)`,
+    [jobId, limit, otherAccounts],
   );
   return rows.map((r) => r.id);
 }

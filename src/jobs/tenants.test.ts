@@ -46,12 +46,12 @@ describe("runs of a shared worker: per-tenant concurrency, log bytes", () => {
     ca?.cleanup();
   });
 
-  async function tenant(name: string, script: string): Promise<CreatedTrigger> {
+  async function tenant(name: string, script: string): Promise<CreatedTrigger & { adminToken: string }> {
     const { adminToken } = await createAccount(app.url, app.operatorToken, name, "10");
     const agentId = await createAgent(app.url, adminToken, { name, script });
     const r = await gql(app.url, adminToken, `mutation($id: ID!) { setAgentEgress(agentId: $id, allow: ["api.test"]) { id } }`, { id: agentId });
     expect(r.errors).toBeUndefined();
-    return createTrigger(app.url, adminToken, agentId);
+    return { ...(await createTrigger(app.url, adminToken, agentId)), adminToken };
   }
 
   const send = async (t: CreatedTrigger, payload: unknown): Promise<string> => {
@@ -80,6 +80,21 @@ describe("runs of a shared worker: per-tenant concurrency, log bytes", () => {
     const states = await Promise.all(floodIds.map((id) => statusOf(flood, id)));
     expect(states.filter((s) => s === "running")).toHaveLength(2);
     expect(states.filter((s) => s === "queued")).toHaveLength(4);
+
+    // Each waiting run says why, on the status endpoint and in GraphQL, and each wait is counted once.
+    const queued = floodIds.filter((_, i) => states[i] === "queued");
+    const waitingFor = async (id: string) => (await getJson(`${app.url}/api/agent-run-jobs/${id}/status`, { "x-trigger-secret": flood.secret })).body.waiting_for;
+    // A run reports its wait once its workflow has asked for a slot (dispatched, then beginRun).
+    await waitUntil(async () => (await Promise.all(queued.map(waitingFor))).every((w) => w === "account_run_limit"), 60_000, "the waiting runs' reason");
+    for (const id of queued) {
+      const r = await gql(app.url, flood.adminToken, `query($id: ID!) { job(id: $id) { status waitingFor } }`, { id });
+      expect(r.data?.job).toEqual({ status: "QUEUED", waitingFor: "ACCOUNT_RUN_LIMIT" });
+    }
+    const running = floodIds.find((_, i) => states[i] === "running")!;
+    expect((await getJson(`${app.url}/api/agent-run-jobs/${running}/status`, { "x-trigger-secret": flood.secret })).body).not.toHaveProperty("waiting_for");
+    expect((await gql(app.url, flood.adminToken, `query($id: ID!) { job(id: $id) { waitingFor } }`, { id: running })).data?.job.waitingFor).toBeNull();
+    const metrics = await (await fetch(`${app.url}/metrics`)).text();
+    expect(metrics).toMatch(/^job_slot_waits_total\{reason="account_run_limit"\} 4$/m);
 
     // Once the upstream answers, the waiting runs take their turn and all finish.
     upstream.parking = false;

@@ -21,6 +21,15 @@ export enum JobSourceEnum {
 }
 registerEnumType(JobSourceEnum, { name: "JobSource", description: "What started a job: a trigger's webhook, a schedule, an A2A or MCP call, a replay" });
 
+export enum JobWaitReasonEnum {
+  ACCOUNT_RUN_LIMIT = "account_run_limit",
+  AGENT_RUN_LIMIT = "agent_run_limit",
+}
+registerEnumType(JobWaitReasonEnum, {
+  name: "JobWaitReason",
+  description: "Why a queued job does not run yet: its account (RUN_MAX_CONCURRENT_PER_ACCOUNT, or its fair share of the run slots) or its agent (RUN_MAX_CONCURRENT_PER_AGENT) already runs its limit",
+});
+
 const toStatus = (s: string) => s as JobStatusEnum;
 
 @ObjectType("Job", { description: "One agent run (started by a webhook, a schedule, an A2A or MCP call, or a replay)" })
@@ -41,6 +50,8 @@ export class JobType {
   @weighs((c) => c.sandbox.maxLogBytes)
   @Field(() => [String])
   logs!: string[];
+  @Field(() => JobWaitReasonEnum, { nullable: true, description: "While QUEUED: the run limit it waits for (it starts when a run of its account or agent ends); null otherwise" })
+  waitingFor!: JobWaitReasonEnum | null;
   @Field(() => Date) createdAt!: Date;
   @Field(() => Date, { nullable: true }) startedAt!: Date | null;
   @Field(() => Date, { nullable: true }) finishedAt!: Date | null;
@@ -60,6 +71,7 @@ export class JobType {
       attempts: job.attempts,
       cost: formatUsd(job.costMicros),
       logs: job.logs ?? [],
+      waitingFor: job.status === "queued" ? ((job.waitingFor as JobWaitReasonEnum | null | undefined) ?? null) : null,
       createdAt: job.createdAt,
       startedAt: job.startedAt,
       finishedAt: job.finishedAt,

@@ -48,6 +48,8 @@ export function statusBody(job: JobRow): Record<string, unknown> {
     started_at: iso(job.startedAt),
     finished_at: iso(job.finishedAt),
     attempts: job.attempts,
+    // Why a queued run has not begun: its account's (or agent's) run limit is taken.
+    ...(job.status === "queued" && job.waitingFor ? { waiting_for: job.waitingFor } : {}),
     ...(job.status === "failed" ? { error: job.error } : {}),
   };
 }
