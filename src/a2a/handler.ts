@@ -438,7 +438,7 @@ export class GatewayA2AHandler implements A2ARequestHandler {
       const rows = await listPushConfigs(this.runtime.pool, task.id, size + 1, after);
       const page = rows.slice(0, size);
       const last = page.at(-1);
-      return { configs: page.map(pushConfigOf), nextPageToken: rows.length > size && last ? encodeCursor([Number(last.cursorUs), last.id]) : "" };
+      return { configs: page.map(pushConfigOf), nextPageToken: rows.length > size && last ? encodeCursor([Number(last.cursorUs), last.rowId]) : "" };
     });
   }
   async deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<void> {

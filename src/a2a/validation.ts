@@ -32,3 +32,19 @@ export function parseTimestamp(value: string | undefined, param: string): Date |
   if (!at || Number.isNaN(at.getTime())) throw new AppError("validation_failed", `${param} must be an RFC 3339 timestamp such as 2026-01-31T12:00:00Z`, { param });
   return at;
 }
+
+/** An id a client chooses (a contextId, a push config's id): what fits a column and reads back unchanged. */
+const CLIENT_ID = /^[A-Za-z0-9._~:@+=\/-]+$/;
+export const MAX_CLIENT_ID = 255;
+
+/**
+ * Checks an id the client chose: at most 255 characters, letters, digits and `._~:@+=/-` (no
+ * spaces or control characters); `reserved` is a prefix of the gateway's own ids, refused so the
+ * client's id never names one of them.
+ */
+export function checkClientId(value: string, param: string, reserved?: string): string {
+  if (value.length > MAX_CLIENT_ID) throw new AppError("validation_failed", `${param} may be at most ${MAX_CLIENT_ID} characters`, { param });
+  if (!CLIENT_ID.test(value)) throw new AppError("validation_failed", `${param} may hold only letters, digits and . _ ~ : @ + = / -`, { param });
+  if (reserved && value.startsWith(reserved)) throw new AppError("validation_failed", `${param} may not start with ${reserved} (the gateway's own ids)`, { param });
+  return value;
+}
