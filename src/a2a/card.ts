@@ -26,7 +26,7 @@ function skillOf(agent: PublicAgent): Pick<AgentSkill, "id" | "name" | "descript
     : {
         id: "chat",
         name: "Chat",
-        description: `A chat turn with ${agent.name}; the context id is the conversation's thread id.`,
+        description: `A chat turn with ${agent.name}; the context id is the conversation's thread id, or one the client chose for a new conversation.`,
         tags: ["chat"],
         examples: [],
         inputModes: ["text/plain", "application/json", "image/png", "image/jpeg", "image/webp", "image/gif"],
