@@ -326,15 +326,15 @@ const INSERT_PUSH_CONFIG = statement(
      job as (select j.${J.id} as id, j.${J.status} as status, j.${J.error} as error from ${J.table} j where j.${J.id} = (select id from task where kind = 'job') for share),
      existing as (select count(c)::int as n from task cross join lateral ${PUSH_CONFIG_IDS}(task.id) c),
      config as (insert into ${P.table} (${P.id}, ${P.task}, ${P.clientId}, ${P.url}, ${P.token}, ${P.authentication}, ${P.createdAt})
-                select ${p("configId")}, task.id, ${p("clientId")}, ${p("url")}, ${p("token")}, ${p("authentication")}::jsonb, now() from task, existing where existing.n < ${p("cap")}
-                on conflict (${P.task}, ${P.clientId}) do nothing
+                select ${p("configId")}, task.id, ${p("clientId")}::varchar::varchar, ${p("url")}, ${p("token")}, ${p("authentication")}::jsonb, now() from task, existing
+                 where existing.n < ${p("cap")} and not exists (select 1 from ${P.table} c where c.${P.task} = task.id and c.${P.clientId} = ${p("clientId")}::varchar::varchar)
                 returning ${P.id} as id),
      config_state as (select config.id as config_id, task.account_id, job.id as job_id,
                              case when task.kind = 'job' then ${jobPushState("job")} when task.state <> 'submitted' then task.state end as state
                         from config cross join task left join job on true),
      ${newPushConfigCte("config_state")}
   select (select n from existing) as existing, exists (select 1 from config) as created,
-         exists (select 1 from ${P.table} c, task where c.${P.task} = task.id and c.${P.clientId} = ${p("clientId")}) as taken`,
+         exists (select 1 from ${P.table} c, task where c.${P.task} = task.id and c.${P.clientId} = ${p("clientId")}::varchar::varchar) as taken`,
 );
 
 export type PushConfigInsert = { created: true; id: string } | { created: false; existing: number | null; taken: boolean };
@@ -351,9 +351,16 @@ export async function insertPushConfig(
   cap: number,
 ): Promise<PushConfigInsert> {
   const id = newId("pnc");
-  const { rows } = await db.query<{ existing: number | null; created: boolean; taken: boolean }>(
-    INSERT_PUSH_CONFIG.with({ taskId, accountId, configId: id, clientId: c.clientId, url: c.url, token: c.token, authentication: c.authentication === null ? null : JSON.stringify(c.authentication), cap }),
-  );
+  let rows: { existing: number | null; created: boolean; taken: boolean }[];
+  try {
+    ({ rows } = await db.query<{ existing: number | null; created: boolean; taken: boolean }>(
+      INSERT_PUSH_CONFIG.with({ taskId, accountId, configId: id, clientId: c.clientId, url: c.url, token: c.token, authentication: c.authentication === null ? null : JSON.stringify(c.authentication), cap }),
+    ));
+  } catch (err) {
+    // A concurrent create of the same client id committed after this statement's snapshot.
+    if ((err as { code?: string }).code === "23505" && c.clientId !== null) return { created: false, existing: 0, taken: true };
+    throw err;
+  }
   const r = rows[0]!;
   return r.created ? { created: true, id: c.clientId ?? id } : { created: false, existing: r.existing, taken: r.taken };
 }
