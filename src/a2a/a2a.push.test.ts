@@ -128,4 +128,27 @@ describe("A2A push notifications", () => {
     const viaMessage = await rpc(jobAgent, jobKey, "SendMessage", message("x", { url: "https://10.0.0.1/hook" }));
     expect(viaMessage.error?.code).toBe(-32602);
   });
+
+  it("a streamed send with a push config notifies about the task the stream names (the kit's request, read to its first event)", async () => {
+    const r = await fetch(`${app.url}/api/a2a/${chatAgent}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "text/event-stream", authorization: `Bearer ${chatKey}`, "A2A-Version": "1.0" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "SendStreamingMessage",
+        params: { message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text: "streamed with push" }] }, configuration: { taskPushNotificationConfig: { url: url("/streamed"), token: "tok-s" } } },
+      }),
+    });
+    const text = await r.text();
+    const first = JSON.parse(text.split("\n").find((l) => l.startsWith("data: "))!.slice(6));
+    const taskId = first.result.task.id as string;
+    const listed = await rpc(chatAgent, chatKey, "ListTaskPushNotificationConfigs", { taskId });
+    expect(listed.result.configs.map((c: { url: string }) => c.url)).toEqual([url("/streamed")]);
+    await waitUntil(() => events("/streamed").some((e) => e.payload?.$case === "task"), 60_000, "the streamed task's push");
+    for (const e of events("/streamed")) {
+      const id = e.payload?.$case === "task" ? e.payload.value.id : e.payload?.$case === "statusUpdate" ? e.payload.value.taskId : undefined;
+      expect(id).toBe(taskId);
+    }
+  });
 });

@@ -6,7 +6,8 @@ import { a2aPath } from "../agents/protocol-urls.js";
 /**
  * An agent's public card (DESIGN §15): the v1.0 card, and the v0.3 card (with the v1.0
  * interfaces embedded, as the official SDK serves it) for clients that ask for 0.3 or nothing.
- * Both name the key as HTTP bearer and as `X-API-Key`, in securitySchemes and requirements.
+ * Both name the key as HTTP bearer and as `X-API-Key`, in securitySchemes and requirements,
+ * each in its version's shape (v1.0: `httpAuthSecurityScheme`, …; v0.3: `type`, `scheme`, …).
  */
 
 export const agentBaseUrl = (publicBaseUrl: string, agentId: string) => publicBaseUrl + a2aPath(agentId);
@@ -25,7 +26,7 @@ function skillOf(agent: PublicAgent): Pick<AgentSkill, "id" | "name" | "descript
     : {
         id: "chat",
         name: "Chat",
-        description: `A chat turn with ${agent.name}; the context id is the conversation's thread id.`,
+        description: `A chat turn with ${agent.name}; the context id is the conversation's thread id, or one the client chose for a new conversation.`,
         tags: ["chat"],
         examples: [],
         inputModes: ["text/plain", "application/json", "image/png", "image/jpeg", "image/webp", "image/gif"],
@@ -85,6 +86,18 @@ export function v03Card(agent: PublicAgent, publicBaseUrl: string, embedV1: bool
     supportsAuthenticatedExtendedCard: false,
     ...(embedV1 ? { supportedInterfaces: v1.supportedInterfaces } : {}),
   };
+}
+
+/**
+ * The card for a client that names no version (the kit, the Python a2a-sdk, curl): the v1.0 card,
+ * securitySchemes in the v1.0 shape (the proto's oneof), with the v0.3 fields that do not clash
+ * with a v1.0 one added (`url`, `preferredTransport`, `protocolVersion`, `security`), as the
+ * reference SDK serves it. A v0.3-only client asks with `A2A-Version: 0.3` or reads agent.json.
+ */
+export function defaultCard(agent: PublicAgent, publicBaseUrl: string): Record<string, unknown> {
+  const v1 = v1Card(agent, publicBaseUrl);
+  const legacy = v03Card(agent, publicBaseUrl, false);
+  return { ...v1, protocolVersion: legacy.protocolVersion, url: legacy.url, preferredTransport: legacy.preferredTransport, security: legacy.security };
 }
 
 /** A strong ETag of the exact body sent. */

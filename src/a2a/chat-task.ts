@@ -10,6 +10,7 @@ import type { Runtime } from "../runtime/runtime.js";
 import { chatContent, storedRequest } from "./mapping.js";
 import { chatTaskRow, endChatTask, finishTurnWithTask, insertWorkingChatTask, openTurnWithTask, type ChatTaskEnd, type ChatTaskRecord, type TaskRow } from "./store.js";
 import { StreamedTaskRecord } from "./streamed-task-record.js";
+import { chatContext, recordClientContext } from "./contexts.js";
 
 const CANCELED = "Canceled by the client";
 /** A stream whose upstream sent no text this long after the open writes its task anyway: the client learns the id early. */
@@ -70,7 +71,8 @@ export async function startChatTask(
   const parts = chatContent(message);
   // One text part is the chat API's string content (the same turn; the parser builds no parts for it).
   const content = parts.length === 1 && parts[0]!.type === "text" ? parts[0]!.text : parts;
-  const chat = parseChatRequest({ messages: [{ role: "user", content }], ...(message.contextId ? { thread_id: message.contextId } : {}) });
+  const context = await chatContext(runtime.pool, principal, message.contextId);
+  const chat = parseChatRequest({ messages: [{ role: "user", content }], ...(context.threadId ? { thread_id: context.threadId } : {}) });
   const model = chooseModel(principal.agent, null);
   checkModelOptions(runtime.config, model, chat, chat.messages, (_i, j) => `message.parts[${j}]`);
   const abort = new AbortController();
@@ -128,7 +130,13 @@ export async function startChatTask(
   // call: the caller gets the error and never the id. A record the open wrote reads as failed
   // once the turn's lease is released (store.ts INTERRUPTED).
   const { threadId } = await Promise.race([started, turn.then(() => started)]);
-  contextId = threadId;
+  // Set before any await: the turn's finish (which may come meanwhile) builds the end's row with it.
+  contextId = context.clientContextId ?? threadId;
+  // A client's new context: its thread is recorded before the task's id (and so the context) leaves.
+  if (context.clientContextId && !context.threadId && !(await recordClientContext(runtime.pool, principal, context.clientContextId, threadId))) {
+    contextId = threadId;
+    if (endRow) endRow = { ...endRow, contextId };
+  }
   if (hooks.record !== "open") streamed = new StreamedTaskRecord(() => insertWorkingChatTask(runtime.pool, record, threadId), hooks.record === "alongside" ? RECORD_WITHIN_MS : undefined);
   const end = async (state: "completed" | "failed" | "canceled", answer: string | null, error: string | null): Promise<TaskRow | undefined> => {
     ending = true;
@@ -157,8 +165,8 @@ export async function startChatTask(
     runtime.log.error({ err }, "could not store the end of an A2A chat task");
     streamed?.failed(err);
   });
-  const row = chatTaskRow(record.id, threadId, record.request, { state: "working", answer: null, error: null }, record.startedAt);
+  const row = chatTaskRow(record.id, contextId, record.request, { state: "working", answer: null, error: null }, record.startedAt);
   const early = streamed;
   const writeNow = early && hooks.record === "finish" ? () => (early.writeNow(), early.ready) : undefined;
-  return { taskId: row.id, contextId: threadId, row, done: done.catch(() => undefined), written: hooks.record === "alongside" ? early?.ready : undefined, writeNow, ending: () => ending };
+  return { taskId: row.id, contextId, row, done: done.catch(() => undefined), written: hooks.record === "alongside" ? early?.ready : undefined, writeNow, ending: () => ending };
 }

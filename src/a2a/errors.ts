@@ -9,6 +9,7 @@ import { AppError } from "../errors/app-error.js";
  */
 
 export const GATEWAY_ERROR = -32000;
+export const INVALID_REQUEST = -32600;
 export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
 const CONTENT_TYPE_NOT_SUPPORTED = -32005;
@@ -40,3 +41,17 @@ export function appErrorToJsonRpc(err: AppError, legacy: boolean): { httpStatus:
 
 /** An error that is not an AppError: a bug; nothing of it is shown. */
 export const internalJsonRpcError = (): JsonRpcError => ({ code: INTERNAL_ERROR, message: "Internal error" });
+
+/**
+ * The JSON-RPC 2.0 envelope (§4): an object with `jsonrpc: "2.0"`, a string `method` and an id
+ * that is a string, an integer or null. Anything else is Invalid Request (-32600); the SDK's
+ * transports would answer Invalid params, which is for a method's own parameters.
+ */
+export function envelopeError(body: unknown): JsonRpcError | undefined {
+  const r = body as { jsonrpc?: unknown; method?: unknown; id?: unknown } | null;
+  const idOk = (id: unknown) => id === undefined || id === null || typeof id === "string" || (typeof id === "number" && Number.isInteger(id));
+  if (typeof r !== "object" || r === null || Array.isArray(r) || r.jsonrpc !== "2.0" || typeof r.method !== "string" || r.method === "" || !idOk(r.id)) {
+    return { code: INVALID_REQUEST, message: "Invalid Request: a JSON-RPC 2.0 request object with jsonrpc \"2.0\", a method and a string, integer or null id" };
+  }
+  return undefined;
+}

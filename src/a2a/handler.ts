@@ -32,6 +32,7 @@ import type { Runtime } from "../runtime/runtime.js";
 import { cancelLocalChatTask, startChatTask } from "./chat-task.js";
 import { answerArtifact, stateName, taskStatus, toTask, type TaskView } from "./mapping.js";
 import { jobTaskInput } from "./job-task.js";
+import { checkHistoryLength, checkMessage, parseTimestamp } from "./validation.js";
 import { EventQueue } from "./event-queue.js";
 import { StreamSlots } from "./stream-slots.js";
 import { addPushConfig } from "./push.js";
@@ -129,14 +130,6 @@ export class GatewayA2AHandler implements A2ARequestHandler {
     return toTask(await this.task(s, id), view);
   }
 
-  private checkMessage(params: SendMessageRequest): Message {
-    const m = params.message;
-    if (!m) throw new AppError("validation_failed", "message is required", { param: "message" });
-    if (!m.messageId) throw new AppError("validation_failed", "message.messageId is required", { param: "message.messageId" });
-    if (m.parts.length === 0) throw new AppError("validation_failed", "message.parts must contain at least one part", { param: "message.parts" });
-    return m;
-  }
-
   /** A message that names a task continues it only while it runs; A2A rejects messages to ended tasks. */
   private async refuseFollowUp(s: CallState, m: Message): Promise<void> {
     if (!m.taskId) return;
@@ -159,7 +152,7 @@ export class GatewayA2AHandler implements A2ARequestHandler {
   ): Promise<{ taskId: string; row?: TaskRow; done?: Promise<TaskRow | undefined>; written?: Promise<void>; writeNow?: () => Promise<void>; ending?: () => boolean }> {
     // A push config refers to the task's record: it is written before the config is kept.
     const record = params.configuration?.returnImmediately || params.configuration?.taskPushNotificationConfig?.url ? "open" : onDelta !== undefined ? "alongside" : "finish";
-    const m = this.checkMessage(params);
+    const m = checkMessage(params);
     await this.refuseFollowUp(s, m);
     const { principal } = s;
     if (!principal.automation) {
@@ -353,7 +346,7 @@ export class GatewayA2AHandler implements A2ARequestHandler {
 
   async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
     return this.guard(context, async (s) => {
-      if (params.historyLength !== undefined && params.historyLength < 0) throw new AppError("validation_failed", "historyLength must be 0 or more", { param: "historyLength" });
+      checkHistoryLength(params.historyLength);
       return this.reread(s, params.id, { historyLength: params.historyLength });
     });
   }
@@ -370,8 +363,8 @@ export class GatewayA2AHandler implements A2ARequestHandler {
       }
       const state = params.status ? stateName(params.status) : undefined;
       if (params.status && !state) throw new AppError("validation_failed", "status is not a task state this agent uses", { param: "status" });
-      const statusAfter = params.statusTimestampAfter ? new Date(params.statusTimestampAfter) : undefined;
-      if (statusAfter && Number.isNaN(statusAfter.getTime())) throw new AppError("validation_failed", "statusTimestampAfter is not a timestamp", { param: "statusTimestampAfter" });
+      checkHistoryLength(params.historyLength);
+      const statusAfter = parseTimestamp(params.statusTimestampAfter, "statusTimestampAfter");
       const { accountId, id: agentId } = s.principal.agent;
       const { rows, total } = await listTasks(this.runtime.pool, accountId, agentId, { contextId: params.contextId || undefined, state, statusAfter, before }, size + 1);
       const page = rows.slice(0, size);
@@ -445,7 +438,7 @@ export class GatewayA2AHandler implements A2ARequestHandler {
       const rows = await listPushConfigs(this.runtime.pool, task.id, size + 1, after);
       const page = rows.slice(0, size);
       const last = page.at(-1);
-      return { configs: page.map(pushConfigOf), nextPageToken: rows.length > size && last ? encodeCursor([Number(last.cursorUs), last.id]) : "" };
+      return { configs: page.map(pushConfigOf), nextPageToken: rows.length > size && last ? encodeCursor([Number(last.cursorUs), last.rowId]) : "" };
     });
   }
   async deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<void> {

@@ -4,6 +4,7 @@ import { TaskNotFoundError } from "@a2a-js/sdk/errors";
 import { AppError } from "../errors/app-error.js";
 import { validateCallbackUrl } from "../outbound/target.js";
 import { toTask } from "./mapping.js";
+import { checkClientId } from "./validation.js";
 import { findTaskById, insertPushConfig, type PushConfigRow, type TaskRow } from "./store.js";
 
 /**
@@ -59,7 +60,7 @@ function headerPart(v: unknown, param: string, shape = HEADER_VALUE): string {
  * that moved on before its config was stored still notifies it; store.ts `insertPushConfig`).
  * A task keeps at most `A2A_PUSH_CONFIGS_PER_TASK` configs: each one is an outbound target.
  */
-export async function addPushConfig(runtime: Runtime, accountId: string, task: TaskRow, c: Pick<TaskPushNotificationConfig, "url" | "token" | "authentication">, param: string): Promise<string> {
+export async function addPushConfig(runtime: Runtime, accountId: string, task: TaskRow, c: Pick<TaskPushNotificationConfig, "id" | "url" | "token" | "authentication">, param: string): Promise<string> {
   // v0.3 calls reach here as sent (the v1.0 decoding makes strings of what it reads).
   if (typeof c.url !== "string") throw new AppError("validation_failed", `${param} must be a string`, { param });
   const url = validateCallbackUrl(c.url, runtime.config.egress, param);
@@ -68,10 +69,12 @@ export async function addPushConfig(runtime: Runtime, accountId: string, task: T
     ? { scheme: headerPart(c.authentication.scheme, `${at}authentication.scheme`, SCHEME), credentials: headerPart(c.authentication.credentials ?? "", `${at}authentication.credentials`) }
     : null;
   const token = headerPart(c.token ?? "", `${at}token`);
+  const clientId = c.id ? checkClientId(c.id, `${at}id`, "pnc_") : null;
   const cap = runtime.config.a2a.pushConfigsPerTask;
-  const r = await insertPushConfig(runtime.pool, accountId, task.id, { url, token: token || null, authentication }, cap);
+  const r = await insertPushConfig(runtime.pool, accountId, task.id, { clientId, url, token: token || null, authentication }, cap);
   if (r.created) return r.id;
   if (r.existing === null) throw new TaskNotFoundError(`Task ${task.id} not found`);
+  if (r.taken) throw new AppError("validation_failed", `Task ${task.id} already has a push notification config with id ${clientId}; delete it first (DeleteTaskPushNotificationConfig)`, { param: `${at}id` });
   throw new AppError("validation_failed", `Task ${task.id} already has ${r.existing} push notification configs, the most a task may have (A2A_PUSH_CONFIGS_PER_TASK = ${cap}); delete one first (DeleteTaskPushNotificationConfig)`, {
     param: "taskId",
     details: { limit: cap },

@@ -12,8 +12,8 @@ import { SseResponse } from "../chat/sse.js";
 import type { RouteModule } from "../http/server.js";
 import type { KeyPrincipal } from "../keys/auth.js";
 import type { Runtime } from "../runtime/runtime.js";
-import { etagOf, v03Card, v1Card } from "./card.js";
-import { appErrorToJsonRpc, internalJsonRpcError, INTERNAL_ERROR, INVALID_PARAMS, type JsonRpcError } from "./errors.js";
+import { defaultCard, etagOf, v03Card, v1Card } from "./card.js";
+import { appErrorToJsonRpc, envelopeError, internalJsonRpcError, INTERNAL_ERROR, INVALID_PARAMS, type JsonRpcError } from "./errors.js";
 import { CALL_STATE, GatewayA2AHandler, type CallState } from "./handler.js";
 
 /**
@@ -42,8 +42,10 @@ export const a2aRoutes: RouteModule = (runtime) => {
 
   const card = (legacyOnly: boolean) => async (req: Request, res: Response) => {
     const agent = await publicAgent(runtime, String(req.params.agentId));
-    const v1 = !legacyOnly && !isLegacy(req.get("a2a-version") || "0.3");
-    const body = JSON.stringify(v1 ? v1Card(agent, runtime.config.publicBaseUrl) : v03Card(agent, runtime.config.publicBaseUrl, !legacyOnly));
+    // Each version its own shape; no version at all: the v1.0 card with v0.3's extra fields (card.ts).
+    const version = req.get("a2a-version");
+    const base = runtime.config.publicBaseUrl;
+    const body = JSON.stringify(legacyOnly || (version && isLegacy(version)) ? v03Card(agent, base, !legacyOnly) : version ? v1Card(agent, base) : defaultCard(agent, base));
     res.setHeader("ETag", etagOf(body));
     res.setHeader("Cache-Control", `public, max-age=${CARD_MAX_AGE}`);
     res.setHeader("Vary", "A2A-Version");
@@ -117,6 +119,11 @@ export const a2aRoutes: RouteModule = (runtime) => {
         validateVersion(version, capabilities, "JSONRPC");
       } catch (err) {
         reply(res, false, rpcId, err);
+        return;
+      }
+      const invalid = envelopeError(body);
+      if (invalid) {
+        reply(res, legacy, rpcId, undefined, invalid);
         return;
       }
       const state = res.locals[CALL_STATE] as CallState;

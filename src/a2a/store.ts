@@ -6,6 +6,7 @@ import { statement, type Param } from "../db/statement.js";
 import { finishTurnStatement, type TurnFinishWith } from "../threads/finish.js";
 import { reclaimStatements } from "../threads/store.js";
 import { openStatements, type TurnOpenWith } from "../chat/store.js";
+import { clientContextOf, threadOfClientContext } from "./contexts.js";
 import { chatTaskPushCte, jobPushState, newPushConfigCte, PUSH_CONFIG_IDS } from "../outbound/store.js";
 
 /**
@@ -59,7 +60,7 @@ const STATE = `case
 
 const STATUS_AT = `coalesce(j.${J.finishedAt}, j.${J.startedAt}, j.${J.createdAt}, t.${T.updatedAt})`;
 
-const COLUMNS = `t.${T.id} as id, t.${T.contextId} as "contextId", t.${T.kind} as kind, ${STATE} as state, t.${T.request} as request,
+const COLUMNS = `t.${T.id} as id, case when t.${T.kind} = 'chat' then ${clientContextOf(`t.${T.contextId}`)} else t.${T.contextId} end as "contextId", t.${T.kind} as kind, ${STATE} as state, t.${T.request} as request,
   t.${T.answer} as answer, case when t.${T.kind} = 'chat' and ${INTERRUPTED} then '${INTERRUPTED_ERROR}' else coalesce(t.${T.error}, j.${J.error}) end as error,
   j.${J.result} as result, (select e.${E.payload} from ${E.table} e where e.${E.job} = j.${J.id} order by e.${E.createdAt} limit 1) as payload,
   ${STATUS_AT} as "statusAt", (extract(epoch from ${STATUS_AT}) * 1000000)::bigint as "cursorUs"`;
@@ -262,7 +263,8 @@ export async function listTasks(db: pg.Pool, accountId: string, agentId: string,
     params.push(value);
     where.push(sql(params.length));
   };
-  if (filter.contextId) add((n) => `t.${T.contextId} = $${n}`, filter.contextId);
+  // A chat task's context is its thread, named by its id or by the client's own contextId.
+  if (filter.contextId) add((n) => `(t.${T.contextId} = $${n} or t.${T.contextId} = ${threadOfClientContext("$1", `$${n}`)})`, filter.contextId);
   if (filter.state) add((n) => `t.${T.state} = $${n}`, filter.state);
   if (filter.statusAfter) add((n) => `t.${T.updatedAt} > $${n}`, filter.statusAfter);
   const counted = params.length;
@@ -292,7 +294,10 @@ export async function listTasks(db: pg.Pool, accountId: string, agentId: string,
 }
 
 export interface PushConfigRow {
+  /** The id the client sees: its own choice, or the config's id. */
   id: string;
+  /** The config's own id (the keyset of the list's page token, with cursorUs). */
+  rowId: string;
   taskId: string;
   url: string;
   token: string | null;
@@ -302,7 +307,9 @@ export interface PushConfigRow {
 }
 
 const PUSH_CURSOR = `(extract(epoch from ${P.createdAt}) * 1000000)::bigint`;
-const PUSH_COLUMNS = `${P.id} as id, ${P.task} as "taskId", ${P.url} as url, ${P.token} as token, ${P.authentication} as authentication, ${PUSH_CURSOR} as "cursorUs"`;
+/** A config as the client names it: the id it chose, or the config's own. */
+const PUSH_ID = `coalesce(${P.clientId}, ${P.id})`;
+const PUSH_COLUMNS = `${PUSH_ID} as id, ${P.id} as "rowId", ${P.task} as "taskId", ${P.url} as url, ${P.token} as token, ${P.authentication} as authentication, ${PUSH_CURSOR} as "cursorUs"`;
 
 /**
  * A push config of a task and the event of the state the task is in, in one statement under the
@@ -322,17 +329,19 @@ const INSERT_PUSH_CONFIG = statement(
      task as (select t.${T.id} as id, t.${T.account} as account_id, t.${T.kind} as kind, t.${T.state} as state from ${T.table} t
                         where t.${T.id} = ${p("taskId")} and t.${T.account} = ${p("accountId")} and (select count(*) from job) >= 0 for no key update),
      existing as (select count(c)::int as n from task cross join lateral ${PUSH_CONFIG_IDS}(task.id) c),
-     config as (insert into ${P.table} (${P.id}, ${P.task}, ${P.url}, ${P.token}, ${P.authentication}, ${P.createdAt})
-                select ${p("configId")}, task.id, ${p("url")}, ${p("token")}, ${p("authentication")}::jsonb, now() from task, existing where existing.n < ${p("cap")}
+     config as (insert into ${P.table} (${P.id}, ${P.task}, ${P.clientId}, ${P.url}, ${P.token}, ${P.authentication}, ${P.createdAt})
+                select ${p("configId")}, task.id, ${p("clientId")}::varchar::varchar, ${p("url")}, ${p("token")}, ${p("authentication")}::jsonb, now() from task, existing
+                 where existing.n < ${p("cap")} and not exists (select 1 from ${P.table} c where c.${P.task} = task.id and c.${P.clientId} = ${p("clientId")}::varchar::varchar)
                 returning ${P.id} as id),
      config_state as (select config.id as config_id, task.account_id, job.id as job_id,
                              case when task.kind = 'job' then ${jobPushState("job")} when task.state <> 'submitted' then task.state end as state
                         from config cross join task left join job on task.kind = 'job'),
      ${newPushConfigCte("config_state")}
-  select (select n from existing) as existing, exists (select 1 from config) as created`,
+  select (select n from existing) as existing, exists (select 1 from config) as created,
+         exists (select 1 from ${P.table} c, task where c.${P.task} = task.id and c.${P.clientId} = ${p("clientId")}::varchar::varchar) as taken`,
 );
 
-export type PushConfigInsert = { created: true; id: string } | { created: false; existing: number | null };
+export type PushConfigInsert = { created: true; id: string } | { created: false; existing: number | null; taken: boolean };
 
 /**
  * Keeps a push notification config of a task (given with a message, or created for it) for the
@@ -342,15 +351,22 @@ export async function insertPushConfig(
   db: pg.Pool,
   accountId: string,
   taskId: string,
-  c: { url: string; token: string | null; authentication: Record<string, unknown> | null },
+  c: { clientId: string | null; url: string; token: string | null; authentication: Record<string, unknown> | null },
   cap: number,
 ): Promise<PushConfigInsert> {
   const id = newId("pnc");
-  const { rows } = await db.query<{ existing: number | null; created: boolean }>(
-    INSERT_PUSH_CONFIG.with({ taskId, accountId, configId: id, url: c.url, token: c.token, authentication: c.authentication === null ? null : JSON.stringify(c.authentication), cap }),
-  );
+  let rows: { existing: number | null; created: boolean; taken: boolean }[];
+  try {
+    ({ rows } = await db.query<{ existing: number | null; created: boolean; taken: boolean }>(
+      INSERT_PUSH_CONFIG.with({ taskId, accountId, configId: id, clientId: c.clientId, url: c.url, token: c.token, authentication: c.authentication === null ? null : JSON.stringify(c.authentication), cap }),
+    ));
+  } catch (err) {
+    // A concurrent create of the same client id committed after this statement's snapshot.
+    if ((err as { code?: string }).code === "23505" && c.clientId !== null) return { created: false, existing: 0, taken: true };
+    throw err;
+  }
   const r = rows[0]!;
-  return r.created ? { created: true, id } : { created: false, existing: r.existing };
+  return r.created ? { created: true, id: c.clientId ?? id } : { created: false, existing: r.existing, taken: r.taken };
 }
 
 /** A page of a task's push configs, oldest first, after the keyset `after` (the caller has checked the task is the caller's). */
@@ -364,13 +380,13 @@ export async function listPushConfigs(db: pg.Pool, taskId: string, limit: number
 }
 
 export async function findPushConfig(db: pg.Pool, taskId: string, id: string): Promise<PushConfigRow | undefined> {
-  const { rows } = await db.query<PushConfigRow>(`select ${PUSH_COLUMNS} from ${P.table} where ${P.task} = $1 and ${P.id} = $2`, [taskId, id]);
+  const { rows } = await db.query<PushConfigRow>(`select ${PUSH_COLUMNS} from ${P.table} where ${P.task} = $1 and ${PUSH_ID} = $2`, [taskId, id]);
   return rows[0];
 }
 
 /** Idempotent; events not yet delivered to it find no config and stop. */
 export async function deletePushConfig(db: pg.Pool, taskId: string, id: string): Promise<void> {
-  await db.query(`delete from ${P.table} where ${P.task} = $1 and ${P.id} = $2`, [taskId, id]);
+  await db.query(`delete from ${P.table} where ${P.task} = $1 and ${PUSH_ID} = $2`, [taskId, id]);
 }
 
 /** A task by id alone (the delivery engine's view: it has no caller). */

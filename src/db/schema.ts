@@ -504,13 +504,35 @@ export const A2aPushConfig = defineEntity({
   properties: {
     id: p.string().primary(),
     task: () => p.manyToOne(A2aTask).deleteRule("cascade").index(),
+    /** The id the client chose for it (A2A `id`), unique per task; null: the config's own id is shown. */
+    clientId: p.string().length(255).nullable(),
     url: p.text(),
     token: p.text().nullable(),
     authentication: p.json<Record<string, unknown>>().nullable(),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
   },
+  uniques: [{ name: "a2a_push_configs_task_client_id_unique", properties: ["task", "clientId"] }],
 });
 export type IA2aPushConfig = InferEntity<typeof A2aPushConfig>;
+
+/**
+ * A context id an A2A client chose for a chat agent (one that is not a thread id of the agent):
+ * the thread its first message started, which later messages with it continue. Scoped by
+ * agent (and so by account): the same id of another agent or account is another thread.
+ */
+export const A2aContext = defineEntity({
+  name: "A2aContext",
+  tableName: "a2a_contexts",
+  properties: {
+    agent: () => p.manyToOne(Agent).deleteRule("cascade").primary(),
+    contextId: p.string().length(255).primary(),
+    account: () => p.manyToOne(Account).deleteRule("cascade").index(),
+    thread: () => p.manyToOne(Thread).deleteRule("cascade").unique(),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+  },
+  primaryKeys: ["agent", "contextId"],
+});
+export type IA2aContext = InferEntity<typeof A2aContext>;
 
 export const AuditEntry = defineEntity({
   name: "AuditEntry",
@@ -606,6 +628,7 @@ export const entities = [
   AgentIdempotencyRecord,
   A2aTask,
   A2aPushConfig,
+  A2aContext,
   AuditEntry,
   LedgerEntry,
   RateLimitWindow,
