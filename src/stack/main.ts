@@ -145,7 +145,9 @@ async function main(): Promise<void> {
 
   say("starting 2 workers and 2 API instances");
   // An API instance gets its drain (SHUTDOWN_DRAIN_MS) and then time to settle the turns it cuts, before SIGKILL.
-  const appOptions = { env: { ...baseEnv, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_NAMESPACE: namespace }, logsDir, apiStopGraceMs: appConfig.shutdownDrainMs + 15_000 };
+  // The fair share of run slots is taken of both workers' slots together (RUN_SLOTS), unless set.
+  const runSlots = baseEnv.RUN_SLOTS ?? String(2 * appConfig.sandbox.poolSize);
+  const appOptions = { env: { ...baseEnv, RUN_SLOTS: runSlots, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_NAMESPACE: namespace }, logsDir, apiStopGraceMs: appConfig.shutdownDrainMs + 15_000 };
   await Promise.all([
     supervisor.add(workerMember(1, appOptions)),
     supervisor.add(workerMember(2, appOptions)),
