@@ -226,8 +226,9 @@ describe.skipIf(!inCI && !prerequisites)("chaos on the production topology (npm 
     const db = new pg.Pool({ connectionString: t.databaseUrl, max: 2 });
     const connection = await Connection.connect({ address: t.temporalAddress });
     try {
-      // Generous: on a shared 2-core machine the backlog built up during the faults drains slowly.
-      await until("every job to finish", async () => (await unfinishedJobs(db)) === 0, 480_000).catch(() => {});
+      // Generous: on a shared 2-core machine the backlog built up during the faults drains slowly
+      // (seen: 50 of 764 jobs still queued after 480 s, all done a minute later).
+      await until("every job to finish", async () => (await unfinishedJobs(db)) === 0, 900_000).catch(() => {});
       const accepted = [...webhooks.accepted.values()];
       const byJob = new Map<string, number>();
       for (const a of accepted) for (const id of a.jobIds) byJob.set(id, a.n);
@@ -323,7 +324,7 @@ describe.skipIf(!inCI && !prerequisites)("chaos on the production topology (npm 
       await connection.close();
       await db.end();
     }
-  }, 1_500_000);
+  }, 2_000_000);
   it("A2A tasks of an automation agent survive kill -9 of a worker and of an API instance; each push config gets its terminal event once", async () => {
     const t = stack.topology();
     const acct = await setUpAccount("a2a-chaos");
