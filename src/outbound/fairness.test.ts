@@ -35,7 +35,7 @@ describe("outbound fairness, stuck deliveries and resend caps", () => {
         // Two attempts, the second at once; a hanging attempt lasts until its answer timeout.
         OUTBOUND_RETRY_SCHEDULE: "0",
         OUTBOUND_CONNECT_TIMEOUT_MS: "1000",
-        OUTBOUND_TIMEOUT_MS: "10000",
+        OUTBOUND_TIMEOUT_MS: "30000", // A's hanging attempts outlast B's whole run and callback, even on a loaded machine
         OUTBOUND_CONCURRENCY: String(SLOTS),
         OUTBOUND_MAX_CONCURRENT_PER_ACCOUNT: "2",
         OUTBOUND_MAX_PENDING_RESENDS: "2",
