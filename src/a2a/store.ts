@@ -330,15 +330,15 @@ const INSERT_PUSH_CONFIG = statement(
                         where t.${T.id} = ${p("taskId")} and t.${T.account} = ${p("accountId")} and (select count(*) from job) >= 0 for no key update),
      existing as (select count(c)::int as n from task cross join lateral ${PUSH_CONFIG_IDS}(task.id) c),
      config as (insert into ${P.table} (${P.id}, ${P.task}, ${P.clientId}, ${P.url}, ${P.token}, ${P.authentication}, ${P.createdAt})
-                select ${p("configId")}, task.id, ${p("clientId")}::varchar::varchar, ${p("url")}, ${p("token")}, ${p("authentication")}::jsonb, now() from task, existing
-                 where existing.n < ${p("cap")} and not exists (select 1 from ${P.table} c where c.${P.task} = task.id and c.${P.clientId} = ${p("clientId")}::varchar::varchar)
+                select ${p("configId")}, task.id, ${p("clientId")}::varchar, ${p("url")}, ${p("token")}, ${p("authentication")}::jsonb, now() from task, existing
+                 where existing.n < ${p("cap")} and not exists (select 1 from ${P.table} c where c.${P.task} = task.id and c.${P.clientId} = ${p("clientId")}::varchar)
                 returning ${P.id} as id),
      config_state as (select config.id as config_id, task.account_id, job.id as job_id,
                              case when task.kind = 'job' then ${jobPushState("job")} when task.state <> 'submitted' then task.state end as state
                         from config cross join task left join job on task.kind = 'job'),
      ${newPushConfigCte("config_state")}
   select (select n from existing) as existing, exists (select 1 from config) as created,
-         exists (select 1 from ${P.table} c, task where c.${P.task} = task.id and c.${P.clientId} = ${p("clientId")}::varchar::varchar) as taken`,
+         exists (select 1 from ${P.table} c, task where c.${P.task} = task.id and c.${P.clientId} = ${p("clientId")}::varchar) as taken`,
 );
 
 export type PushConfigInsert = { created: true; id: string } | { created: false; existing: number | null; taken: boolean };
