@@ -53,7 +53,7 @@ async function stopAll(reason: string): Promise<void> {
   // the API drains, so the connections they drop are expected, not worth a warning.
   if (reason === "SIGINT") log.level = "error";
   await api?.close().catch((err) => say(`API: ${(err as Error).message}`));
-  await worker?.shutdown().catch((err) => say(`worker: ${(err as Error).message}`));
+  await worker?.shutdown({ quiet: reason === "SIGINT" }).catch((err) => say(`worker: ${(err as Error).message}`));
   await runtime?.close().catch(() => {});
   await temporalServer?.stop().catch((err) => say(`Temporal: ${(err as Error).message}`));
   await postgres?.stop().catch((err) => say(`PostgreSQL: ${(err as Error).message}`));

@@ -18,14 +18,19 @@ export function workflowsPath(): string {
 
 /**
  * The SDK's logger, but the outbound worker's expected "no workflows" notice (it runs activities
- * only, by design) at debug: a healthy start prints nothing at warn level.
+ * only, by design) at debug: a healthy start prints nothing at warn level. Once `quiet`, only
+ * errors: a terminal's Ctrl-C stops PostgreSQL under the activities still draining, and their
+ * failures are expected then.
  */
 const EXPECTED_NOTICES = new Set(["No workflows registered, not polling for workflow tasks"]);
 class SdkLogger extends DefaultLogger {
+  quiet = false;
   override log(level: LogLevel, message: string, meta?: LogMetadata): void {
+    if (this.quiet && level !== "ERROR") return;
     super.log(EXPECTED_NOTICES.has(message) ? "DEBUG" : level, message, meta);
   }
 }
+let sdkLogger: SdkLogger | undefined;
 
 let temporalRuntimeInstalled = false;
 /** Where the SDK's Prometheus exporter of this process listens (loopback), when one was asked for. */
@@ -36,9 +41,15 @@ async function installTemporalRuntime(level: string, withMetrics: boolean): Prom
   const map: Record<string, LogLevel> = { trace: "TRACE", debug: "DEBUG", info: "WARN", warn: "WARN", error: "ERROR", fatal: "ERROR", silent: "ERROR" };
   const bindAddress = withMetrics ? `127.0.0.1:${await loopbackPort()}` : undefined;
   try {
+    sdkLogger = new SdkLogger(map[level] ?? "WARN");
     TemporalRuntime.install({
-      logger: new SdkLogger(map[level] ?? "WARN"),
-      ...(bindAddress ? { telemetryOptions: { metrics: { prometheus: { bindAddress } } } } : {}),
+      logger: sdkLogger,
+      // The SDK core's own lines (gRPC retries, shutdown) go through the same logger, not straight
+      // to the console, so its level and `quiet` hold for them too.
+      telemetryOptions: {
+        logging: { filter: { core: map[level] ?? "WARN", other: "ERROR" }, forward: {} },
+        ...(bindAddress ? { metrics: { prometheus: { bindAddress } } } : {}),
+      },
     });
     if (bindAddress) sdkMetricsUrl = `http://${bindAddress}/metrics`;
   } catch {
@@ -52,7 +63,8 @@ export interface RunningWorker {
   metricsUrl?: string;
   /** Resolves when the worker has stopped (after `shutdown`, or on a fatal error). */
   done: Promise<void>;
-  shutdown(): Promise<void>;
+  /** `quiet`: the SDK logs only errors from now on (the services under the worker are stopping too). */
+  shutdown(options?: { quiet?: boolean }): Promise<void>;
 }
 
 export async function startWorker(runtime: Runtime, options: { taskQueue?: string } = {}): Promise<RunningWorker> {
@@ -122,7 +134,8 @@ export async function startWorker(runtime: Runtime, options: { taskQueue?: strin
     worker,
     metricsUrl: metricsServer?.url,
     done,
-    async shutdown() {
+    async shutdown(options = {}) {
+      if (options.quiet && sdkLogger) sdkLogger.quiet = true;
       withdrawEagerStart();
       deliveries.stop();
       stuckSweep.stop();
