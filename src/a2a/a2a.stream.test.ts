@@ -189,6 +189,10 @@ describe("A2A SendStreamingMessage events", () => {
     reads = [["Hello", " there"]];
     nextRead = async () => {};
     const spy = holdRecordWrite();
+    // "At once" is within the window; on a loaded machine the upstream's round trip alone can take
+    // the default 5 ms, so this case widens it (a held record write would otherwise never finish).
+    const window = app.runtime.config.a2a.streamRecordAfterMs;
+    app.runtime.config.a2a.streamRecordAfterMs = 10_000;
     try {
       for (let i = 0; i < 5; i++) {
         const events = await all(await send(`at once ${i}`));
@@ -204,6 +208,7 @@ describe("A2A SendStreamingMessage events", () => {
       expect(spy.names().filter((n) => n.startsWith("thread-finish"))).toEqual(Array(5).fill("thread-finish-turn-a2a-new-task"));
       expect(spy.names().filter((n) => n.startsWith("chat-open")).every((n) => !n.includes("a2a"))).toBe(true);
     } finally {
+      app.runtime.config.a2a.streamRecordAfterMs = window;
       spy.restore();
     }
   });

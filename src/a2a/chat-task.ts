@@ -13,8 +13,6 @@ import { StreamedTaskRecord } from "./streamed-task-record.js";
 import { chatContext, recordClientContext } from "./contexts.js";
 
 const CANCELED = "Canceled by the client";
-/** A stream whose upstream sent no text this long after the open writes its task anyway: the client learns the id early. */
-const RECORD_WITHIN_MS = 5;
 
 /**
  * A chat agent's A2A message is a chat turn on the context's thread, through the chat API's own
@@ -137,7 +135,7 @@ export async function startChatTask(
     contextId = threadId;
     if (endRow) endRow = { ...endRow, contextId };
   }
-  if (hooks.record !== "open") streamed = new StreamedTaskRecord(() => insertWorkingChatTask(runtime.pool, record, threadId), hooks.record === "alongside" ? RECORD_WITHIN_MS : undefined);
+  if (hooks.record !== "open") streamed = new StreamedTaskRecord(() => insertWorkingChatTask(runtime.pool, record, threadId), hooks.record === "alongside" ? runtime.config.a2a.streamRecordAfterMs : undefined);
   const end = async (state: "completed" | "failed" | "canceled", answer: string | null, error: string | null): Promise<TaskRow | undefined> => {
     ending = true;
     running.delete(record.id);

@@ -129,6 +129,7 @@ const envSchema = z.object({
   HOLD_RECLAIM_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   /** How long a blocking A2A SendMessage waits for the task's end before answering with it as it is (under the proxy's 300 s). */
   A2A_BLOCKING_WAIT_SECONDS: z.coerce.number().int().min(1).max(290).default(240),
+  A2A_STREAM_RECORD_AFTER_MS: z.coerce.number().int().min(0).max(10_000).default(5),
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(120_000),
   UPSTREAM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   /** Per-model circuit breaker: this many failed calls within the window open it (0: off). */
@@ -326,8 +327,8 @@ export interface Config {
     maxPendingResends: number;
     stuckGraceMs: number;
   };
-  /** A2A limits: push notification configs per task. */
-  a2a: { pushConfigsPerTask: number };
+  /** A2A: push notification configs per task; how long a streamed task's record waits for a fast answer (A2A_STREAM_RECORD_AFTER_MS). */
+  a2a: { pushConfigsPerTask: number; streamRecordAfterMs: number };
   logLevel: (typeof LOG_LEVELS)[number];
   graphqlMaxCost: number;
   /** Schedule bounds (SCHEDULES_PER_ACCOUNT, SCHEDULE_MIN_INTERVAL_SECONDS, SCHEDULE_FIRING_RETRY_SECONDS). */
@@ -491,7 +492,7 @@ export function loadConfig(
       maxPendingResends: env.OUTBOUND_MAX_PENDING_RESENDS,
       stuckGraceMs: env.OUTBOUND_STUCK_GRACE_MS,
     },
-    a2a: { pushConfigsPerTask: env.A2A_PUSH_CONFIGS_PER_TASK },
+    a2a: { pushConfigsPerTask: env.A2A_PUSH_CONFIGS_PER_TASK, streamRecordAfterMs: env.A2A_STREAM_RECORD_AFTER_MS },
     schedules: { perAccount: env.SCHEDULES_PER_ACCOUNT, minIntervalSeconds: env.SCHEDULE_MIN_INTERVAL_SECONDS, firingRetryMs: env.SCHEDULE_FIRING_RETRY_SECONDS * 1000 },
     logLevel: env.LOG_LEVEL,
     graphqlMaxCost: env.GRAPHQL_MAX_COST,
