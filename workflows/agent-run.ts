@@ -1,13 +1,25 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, condition, defineSignal, isCancellation, proxyActivities, proxyLocalActivities, setHandler } from "@temporalio/workflow";
 import type { JobActivities } from "../src/jobs/activities.js";
-import { NON_RETRYABLE_TYPES, SLOT_FREE_SIGNAL, SLOT_WAIT_FIRST_MS, SLOT_WAIT_MAX_MS, type RunTimeouts, type WaitForSlot } from "./contract.js";
+import type { AskedInput } from "../src/jobs/ask.js";
+import type { InputActivities } from "../src/input-requests/activities.js";
+import {
+  INPUT_ANSWERED_SIGNAL,
+  INPUT_CHECK_FIRST_MS,
+  INPUT_CHECK_MAX_MS,
+  NON_RETRYABLE_TYPES,
+  SLOT_FREE_SIGNAL,
+  SLOT_WAIT_FIRST_MS,
+  SLOT_WAIT_MAX_MS,
+  type RunTimeouts,
+  type WaitForSlot,
+} from "./contract.js";
 
 // Deterministic only: every side effect is an activity.
 
 // Status bookkeeping is a single short UPDATE: local activities (run in the worker that runs the
 // workflow task, no extra round trip through the task queue) keep webhook → done close to the
 // floor of a bare workflow. They are retried like normal activities and recorded in history.
-const bookkeeping = proxyLocalActivities<JobActivities>({
+const bookkeeping = proxyLocalActivities<JobActivities & InputActivities>({
   startToCloseTimeout: "30 seconds",
   // Database hiccups: keep trying with backoff; the job must not be left half-written.
   retry: { initialInterval: "500 milliseconds", backoffCoefficient: 2, maximumInterval: "30 seconds", maximumAttempts: 50 },
@@ -56,16 +68,51 @@ async function beginWhenSlotFree(jobId: string): Promise<RunTimeouts> {
   return begun;
 }
 
-/** workflow id = job id. queued → running → done | failed. */
+/**
+ * The run asked a question (ctx.ask): wait for its answer or its expiry, holding nothing but this
+ * workflow's state. The answer's signal ends the wait at once; a timer re-reads the request's state
+ * now and then (a signal lost after the answer's commit), and at the expiry the request is timed
+ * out — unless an answer won the race, which the same statement tells. Either way the job is queued
+ * again (or ended: cancelled) when this returns.
+ */
+const inputAnswered = defineSignal<[string]>(INPUT_ANSWERED_SIGNAL);
+
+async function awaitInput(asked: AskedInput): Promise<void> {
+  let signalled = false;
+  setHandler(inputAnswered, (requestId) => {
+    if (requestId === asked.requestId) signalled = true;
+  });
+  const expiresAt = Date.parse(asked.expiresAt);
+  for (let delay = INPUT_CHECK_FIRST_MS; ; delay = Math.min(delay * 2, INPUT_CHECK_MAX_MS)) {
+    const left = expiresAt - Date.now();
+    if (left <= 0 && (await bookkeeping.expireInput(asked.requestId)) !== "pending") return;
+    // Past the expiry by this worker's clock but not yet by the database's: check again shortly.
+    if (await condition(() => signalled, left <= 0 ? 1000 : Math.min(left, delay))) return;
+    if ((await bookkeeping.inputState(asked.requestId)) !== "pending") return;
+  }
+}
+
+/**
+ * workflow id = job id. queued → running → done | failed; a script's ctx.ask pauses it
+ * (running → input_required → queued → running, the script re-run with its journal).
+ */
 export async function agentRun(jobId: string): Promise<void> {
   let markedDone = false;
   try {
-    // No timeout is written here: beginRun returns them (recorded in history, so replay-safe).
-    const timeouts = await beginWhenSlotFree(jobId);
-    // The activity marks the job done with its output (one commit, no local activity after it).
-    // A result without `done` (an attempt by an older worker, or a job cancelled meanwhile) leaves
-    // it to markJobDone below, as before; either way the decision is recorded in history.
-    markedDone = (await execution(timeouts).executeAgentRun(jobId))?.done === true;
+    for (;;) {
+      // No timeout is written here: beginRun returns them (recorded in history, so replay-safe).
+      const timeouts = await beginWhenSlotFree(jobId);
+      // The activity marks the job done with its output (one commit, no local activity after it).
+      // A result without `done` (an attempt by an older worker, or a job cancelled meanwhile) leaves
+      // it to markJobDone below, as before; either way the decision is recorded in history.
+      const outcome = await execution(timeouts).executeAgentRun(jobId);
+      if (outcome?.asked) {
+        await awaitInput(outcome.asked);
+        continue;
+      }
+      markedDone = outcome?.done === true;
+      break;
+    }
   } catch (err) {
     if (isCancellation(err)) {
       // cancelJob: the job is already failed("cancelled"); this only makes sure, then ends the

@@ -44,6 +44,19 @@ export interface RunTimeouts {
   heartbeatTimeoutMs: number;
 }
 
+/**
+ * ctx.ask (src/input-requests/): after the execution activity returned `asked`, the workflow waits
+ * (no worker, sandbox or run slot held) until INPUT_ANSWERED_SIGNAL (sent by whichever channel
+ * recorded the answer, after its commit) or the request's expiry. A signal lost on the way (the
+ * API died after the commit) is covered by re-reading the request's state on a backing-off timer,
+ * from INPUT_CHECK_FIRST_MS doubling up to INPUT_CHECK_MAX_MS.
+ */
+export const INPUT_ANSWERED_SIGNAL = "inputAnswered";
+export const INPUT_CHECK_FIRST_MS = 5_000;
+export const INPUT_CHECK_MAX_MS = 30 * 60_000;
+/** Where a question stands, as the workflow sees it: `closed` means the job ended meanwhile (cancelled). */
+export type InputState = "pending" | "answered" | "timed_out" | "closed";
+
 export const DELIVER_WORKFLOW = "deliver";
 
 /** Outbound attempts run on a task queue of their own beside the workflows' (src/temporal/worker.ts). */

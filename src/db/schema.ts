@@ -224,7 +224,8 @@ export const TriggerCallbackSecret = defineEntity({
 });
 export type ITriggerCallbackSecret = InferEntity<typeof TriggerCallbackSecret>;
 
-export const JOB_STATUSES = ["queued", "running", "done", "failed"] as const;
+/** `input_required`: the run waits for a person's answer to `ctx.ask` (src/input-requests/), holding no run slot. */
+export const JOB_STATUSES = ["queued", "running", "input_required", "done", "failed"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
 /** What a schedule does when a firing is due while the previous one still runs (Temporal's overlap policy). */
@@ -356,8 +357,41 @@ export const JobStep = defineEntity({
 });
 export type IJobStep = InferEntity<typeof JobStep>;
 
-/** What an outbound delivery carries (DESIGN §17): a job's completion callback, a trigger's test event, an A2A push. */
-export const DELIVERY_KINDS = ["job_callback", "test_callback", "a2a_push"] as const;
+export const INPUT_REQUEST_STATUSES = ["pending", "answered", "timed_out"] as const;
+export type InputRequestStatus = (typeof INPUT_REQUEST_STATUSES)[number];
+
+/**
+ * A run's question to a person (`ctx.ask`, DESIGN §22, src/input-requests/): one row per ask of a
+ * job, keyed like a journaled step by its position in the run. Answered at most once.
+ */
+export const InputRequest = defineEntity({
+  name: "InputRequest",
+  tableName: "input_requests",
+  properties: {
+    id: p.string().primary(),
+    job: () => p.manyToOne(Job).deleteRule("cascade"),
+    account: () => p.manyToOne(Account).deleteRule("cascade").index(),
+    /** The ask's journal key (`<seq>:ask`): the same on every re-run of the script. */
+    stepKey: p.string().length(200),
+    /** Emptied by the retention purge (a prompt often quotes the payload). */
+    prompt: p.text(),
+    schema: p.json<unknown>().nullable(),
+    status: p.enum(INPUT_REQUEST_STATUSES).default("pending"),
+    answer: p.json<unknown>().nullable(),
+    /** sha256 of the answer URL's token (the token itself is derived, never stored). */
+    tokenHash: p.string().length(64).unique(),
+    expiresAt: p.datetime(),
+    answeredAt: p.datetime().nullable(),
+    /** graphql or answer_url. */
+    answeredVia: p.string().length(20).nullable(),
+    createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+  },
+  uniques: [{ name: "input_requests_job_step_key_unique", properties: ["job", "stepKey"] }],
+});
+export type IInputRequest = InferEntity<typeof InputRequest>;
+
+/** What an outbound delivery carries (DESIGN §17): a job's completion callback, a trigger's test event, an A2A push, a job's input request (`job.input_required`). */
+export const DELIVERY_KINDS = ["job_callback", "test_callback", "a2a_push", "job_input"] as const;
 export type DeliveryKind = (typeof DELIVERY_KINDS)[number];
 export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -624,6 +658,7 @@ export const entities = [
   TriggerCallbackSecret,
   Job,
   JobStep,
+  InputRequest,
   IdempotencyRecord,
   AgentIdempotencyRecord,
   A2aTask,

@@ -30,7 +30,7 @@ export function randomBase62(bytes: number): string {
 }
 
 /** Record ids: a type prefix plus 128 random bits, so ids are unguessable and self-describing. */
-export function newId(prefix: "acc" | "agt" | "key" | "thr" | "msg" | "trg" | "sec" | "job" | "aud" | "adt" | "tsk" | "ctx" | "pnc" | "sch" | "dlv"): string {
+export function newId(prefix: "acc" | "agt" | "key" | "thr" | "msg" | "trg" | "sec" | "job" | "aud" | "adt" | "tsk" | "ctx" | "pnc" | "sch" | "dlv" | "inp"): string {
   return `${prefix}_${randomBase62(16)}`;
 }
 

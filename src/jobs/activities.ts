@@ -3,6 +3,7 @@ import { AppError } from "../errors/app-error.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { ScriptError } from "../sandbox/index.js";
 import { FAILURE, HEARTBEAT_EVERY_MS, type RunTimeouts, type WaitForSlot } from "../../workflows/contract.js";
+import { InputRequested, type AskedInput, type AskHandler } from "./ask.js";
 import { wakeWaitingRuns } from "./slot-wake.js";
 import { executeAgent, newExecution } from "./execute.js";
 import { runTimeouts } from "./limits.js";
@@ -25,7 +26,7 @@ function classify(err: unknown): Error {
 }
 
 /** Activities of the agentRun workflow and the retention schedule. Payloads never reach a log. */
-export function createJobActivities(runtime: Runtime) {
+export function createJobActivities(runtime: Runtime, extras: { ask?: AskHandler } = {}) {
   const { pool } = runtime;
   return {
     /**
@@ -42,8 +43,10 @@ export function createJobActivities(runtime: Runtime) {
     /**
      * Runs the agent and stores its output; `done: true` when that also marked the job done (the
      * workflow then skips markJobDone — a result without it, from an older worker, still gets it).
+     * `asked`: the script asked a question not answered yet (recorded, the job `input_required`);
+     * the workflow waits for the answer, then runs the script again from the start.
      */
-    async executeAgentRun(jobId: string): Promise<{ done: boolean } | undefined> {
+    async executeAgentRun(jobId: string): Promise<{ done: boolean; asked?: AskedInput } | undefined> {
       const ctx = Context.current();
       // The attempt that actually runs (a retry after a crash or a transient failure counts up),
       // with the job, its agent and its payload, in one round trip.
@@ -59,8 +62,15 @@ export function createJobActivities(runtime: Runtime) {
       const execution = newExecution();
       try {
         // Cancellation (cancelJob) reaches the activity through its heartbeats and stops the script.
-        await executeAgent(runtime, job, agent, payload.payload, execution, ctx.cancellationSignal);
+        await executeAgent(runtime, job, agent, payload.payload, execution, ctx.cancellationSignal, extras.ask);
       } catch (err) {
+        if (err instanceof InputRequested) {
+          // The run left its slot (status input_required): what it did so far is kept, and a run
+          // of the account waiting for a slot may start.
+          await saveFailureDetails(pool, jobId, execution).catch(() => {});
+          wakeWaitingRuns(runtime, jobId);
+          return { done: false, asked: err.asked };
+        }
         const failure = classify(err);
         await saveFailureDetails(pool, jobId, execution).catch(() => {});
         throw failure;

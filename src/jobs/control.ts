@@ -10,7 +10,7 @@ import { getJob, JOB_COLUMNS, NOTIFY_STATUS, type JobRow } from "./store.js";
 export const CANCELLED = "cancelled";
 
 /**
- * Marks a queued or running job failed with `cancelled` (published, its completion callback
+ * Marks a queued, running or waiting (input_required) job failed with `cancelled` (published, its completion callback
  * recorded), and marks it dispatched
  * so the dispatcher never starts a workflow for it. The caller then cancels the Temporal run.
  * A finished job answers job_finished; an unknown or foreign one not_found.
@@ -19,7 +19,7 @@ export async function markCancelled(db: pg.Pool, accountId: string, jobId: strin
   const { rows } = await db.query<JobRow>(
     `with u as (update jobs set status = 'failed', error = '${CANCELLED}', finished_at = now(), started_at = coalesce(started_at, now()),
                   dispatched_at = coalesce(dispatched_at, now())
-                where id = $1 and account_id = $2 and status in ('queued', 'running') returning *, 'running' as before),
+                where id = $1 and account_id = $2 and status in ('queued', 'running', 'input_required') returning *, 'running' as before),
           n as (select ${NOTIFY_STATUS} from u),
           ${jobCallbackCte("u")},
           ${jobPushCte("u")}

@@ -69,7 +69,18 @@ export function jobEvents(runtime: Runtime, accountId: string, match: EventMatch
   return match.jobId ? withCurrentState(runtime, accountId, match.jobId, live) : live;
 }
 
-const RANK = { queued: 0, running: 1, done: 2, failed: 2 } as const;
+const RANK = { queued: 0, running: 1, input_required: 1, done: 2, failed: 2 } as const;
+
+/**
+ * Whether `e` is already covered by `current` (older or the same). Statuses only move forward,
+ * except around a pause for input (ctx.ask): running → input_required → queued → running again.
+ */
+function coveredBy(e: JobStatusEvent, current: JobStatusEvent | undefined): boolean {
+  if (!current) return false;
+  if (e.status === "input_required") return current.status === "input_required" || RANK[current.status] === 2;
+  if (current.status === "input_required") return e.status !== "queued" && RANK[e.status] !== 2;
+  return RANK[e.status] < RANK[current.status] || (RANK[e.status] === RANK[current.status] && (RANK[e.status] === 2 || e.attempts <= current.attempts));
+}
 
 /**
  * One job's events, its current state first, so a subscriber that comes late still sees the end.
@@ -82,8 +93,7 @@ function withCurrentState(runtime: Runtime, accountId: string, jobId: string, li
     let current: JobStatusEvent | undefined;
     let read = false;
     const early: JobStatusEvent[] = [];
-    const covered = (e: JobStatusEvent) =>
-      !!current && (RANK[e.status] < RANK[current.status] || (RANK[e.status] === RANK[current.status] && (RANK[e.status] === 2 || e.attempts <= current.attempts)));
+    const covered = (e: JobStatusEvent) => coveredBy(e, current);
     const forward = (async () => {
       for (;;) {
         const next = await Promise.race([events.next(), stop.then(() => ({ done: true as const, value: undefined }))]);

@@ -2,6 +2,7 @@ import { loadAgentSecrets } from "../agents/secrets.js";
 import { createEgress, type Egress } from "../egress/fetch.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { sandboxPool, ScriptError } from "../sandbox/index.js";
+import type { AskHandler } from "./ask.js";
 import { Journal } from "./journal.js";
 import { runLimits } from "./limits.js";
 import { createRedactor, type Redactor } from "./redact.js";
@@ -31,6 +32,7 @@ export async function executeAgent(
   payload: unknown,
   execution: Execution,
   signal?: AbortSignal,
+  ask?: AskHandler,
 ): Promise<Redactor> {
   let egress = egressOf.get(runtime);
   if (!egress) egressOf.set(runtime, (egress = createEgress(runtime.config.egress)));
@@ -60,6 +62,7 @@ export async function executeAgent(
     redact,
     maxLogLines: limits.maxLogLines,
     execution,
+    ask,
   });
   try {
     const result = await sandboxPool(runtime.config).run({

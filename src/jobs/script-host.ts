@@ -5,6 +5,7 @@ import { AppError } from "../errors/app-error.js";
 import { unavailableError } from "../errors/unavailable.js";
 import { HostCallError } from "../sandbox/index.js";
 import type { Runtime } from "../runtime/runtime.js";
+import type { AskHandler } from "./ask.js";
 import type { Journal, StepRecord } from "./journal.js";
 import type { Redactor } from "./redact.js";
 
@@ -84,6 +85,8 @@ export interface HostDeps {
   redact: Redactor;
   maxLogLines: number;
   execution: Execution;
+  /** ctx.ask (src/input-requests/); without it ctx.ask is not available. */
+  ask?: AskHandler;
 }
 
 /**
@@ -120,6 +123,8 @@ export class ScriptHost {
         return this.stepBegin(args);
       case "step:end":
         return this.stepEnd(args);
+      case "ask":
+        return this.ask(args);
       default:
         throw new HostCallError(`ctx.${method} is not available`);
     }
@@ -247,6 +252,23 @@ export class ScriptHost {
       tool.durationMs = Date.now() - started;
       this.d.execution.toolsUsed.push(tool);
     }
+  }
+
+  /**
+   * ctx.ask: journaled by its position like a step. Until it is answered (or times out) the
+   * handler throws InputRequested, which ends this attempt; the re-run after the answer finds it
+   * here and journals the outcome, so later re-runs answer it from the journal.
+   */
+  private async ask(args: unknown): Promise<unknown> {
+    const ask = this.d.ask;
+    if (!ask) throw new HostCallError("ctx.ask is not available");
+    const key = this.nextKey("ask");
+    const done = this.d.steps.get(key);
+    if (done?.status === "done") return this.replay(done.result as Stored);
+    // Not journaled as started: an unanswered ask is recorded as an input request, not a step.
+    const stored = this.d.redact.json({ value: await ask(this.d.job, key, args) } as Stored);
+    await this.d.journal.finish(key, "ask", stored, 0, this.seq);
+    return stored.value;
   }
 
   private async stepBegin(raw: unknown): Promise<{ done: true; value: unknown } | { done: false; key: string }> {

@@ -255,7 +255,7 @@ export async function startAttempt(db: pg.Pool, jobId: string, attempt: number):
 }
 
 export function markDone(db: pg.Pool, jobId: string): Promise<boolean> {
-  return transition(db, jobId, "status = 'done', finished_at = now(), error = null", "status in ('queued', 'running')", []);
+  return transition(db, jobId, "status = 'done', finished_at = now(), error = null", "status in ('queued', 'running', 'input_required')", []);
 }
 
 /**
@@ -267,7 +267,7 @@ export function storableError(message: string): string {
 }
 
 export function markFailed(db: pg.Pool, jobId: string, error: string): Promise<boolean> {
-  return transition(db, jobId, "status = 'failed', finished_at = now(), error = $2, started_at = coalesce(started_at, now())", "status in ('queued', 'running')", [storableError(error)]);
+  return transition(db, jobId, "status = 'failed', finished_at = now(), error = $2, started_at = coalesce(started_at, now())", "status in ('queued', 'running', 'input_required')", [storableError(error)]);
 }
 
 export interface RunOutput {

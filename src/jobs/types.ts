@@ -7,10 +7,11 @@ import type { JobRow, JobStatusEvent } from "./store.js";
 export enum JobStatusEnum {
   QUEUED = "queued",
   RUNNING = "running",
+  INPUT_REQUIRED = "input_required",
   DONE = "done",
   FAILED = "failed",
 }
-registerEnumType(JobStatusEnum, { name: "JobStatus", description: "queued → running → done | failed" });
+registerEnumType(JobStatusEnum, { name: "JobStatus", description: "queued → running → done | failed; a run whose script called ctx.ask waits in INPUT_REQUIRED (then queued → running again once answered)" });
 
 export enum JobSourceEnum {
   WEBHOOK = "webhook",

@@ -32,6 +32,8 @@ export function attemptTimeoutMs(outbound: Config["outbound"]): number {
 export interface PushBuilders {
   a2aPushBody(runtime: Runtime, taskId: string, event: string, at: Date): Promise<string | null>;
   a2aPushHeaders(token: string | null, authentication: DeliveryRequestRow["pushAuthentication"]): Record<string, string>;
+  /** A `job.input_required` event's body (src/input-requests/view.ts), built at each attempt; null: the request is gone or purged. */
+  inputEventBody?(runtime: Runtime, row: DeliveryRequestRow): Promise<string | null>;
 }
 
 /** Activities of the `deliver` workflow (on the outbound task queue). */
@@ -78,7 +80,11 @@ export function createOutboundActivities(runtime: Runtime, push?: PushBuilders) 
       let body = row.body;
       // Purged by the retention policy: the event is not rebuilt from what is left of the job.
       if (body === null && row.jobPurged) return giveUp("the job's result was purged by the retention policy before the event was sent");
-      if (body === null) {
+      if (row.kind === "job_input") {
+        // Never kept: it holds the answer URL, whose token is stored nowhere.
+        body = push?.inputEventBody ? await push.inputEventBody(runtime, row) : null;
+        if (body === null) return giveUp(push?.inputEventBody ? "the input request no longer exists" : "this worker cannot build input request events");
+      } else if (body === null) {
         body = isPush ? await push!.a2aPushBody(runtime, row.taskId!, row.event!, row.createdAt) : JSON.stringify(jobEventBody(row, config.publicBaseUrl));
         if (body === null) return giveUp("the task no longer exists");
         await keepBody(pool, deliveryId, body);

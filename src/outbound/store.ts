@@ -38,6 +38,22 @@ export function jobCallbackCte(source: string): string {
 }
 
 /**
+ * A CTE fragment for a job that just paused on a question (`job.input_required`, DESIGN §22):
+ * records the event in the same statement as the pause, when the job's trigger has a callback
+ * URL. `source` returns the paused jobs' `id, account_id, trigger_id` and `request_id`; one event
+ * per request (`dlv_<request id>`, `webhook-id` `msg_<request id>`), so a repeated pause records
+ * nothing twice. Its body is built at each attempt from the request (it holds the answer URL,
+ * whose token is never stored), by the builder the worker hands the engine.
+ */
+export function jobInputCallbackCte(source: string): string {
+  return `job_input_callback as (insert into ${D.table} (${D.id}, ${D.account}, ${D.job}, ${D.trigger}, ${D.kind}, ${D.webhookId}, ${D.target}, ${D.status}, ${D.createdAt})
+     select 'dlv_' || s.request_id, s.account_id, s.id, s.trigger_id, 'job_input', 'msg_' || s.request_id, s.request_id, 'pending', now()
+       from ${source} s join ${T.table} t on t.${T.id} = s.trigger_id
+      where t.${T.callbackUrl} is not null
+     on conflict (${D.id}) do nothing)`;
+}
+
+/**
  * The push configs of a task (`a2a_push_config_ids`, a migration's function), read with a snapshot
  * taken when it is called, after the state change has locked the task's state row: a config whose
  * insert committed while the change waited for that lock is seen, though the statement's own
@@ -125,6 +141,8 @@ export interface DeliveryRequestRow {
   sealedSecrets: string[];
   jobId: string | null;
   triggerId: string | null;
+  /** A2A push: its config; job_input: its input request. */
+  target: string | null;
   jobStatus: JobStatus | null;
   jobError: string | null;
   /** The job's result, or null when it is over the size limit (`resultTooLarge`). */
@@ -148,7 +166,7 @@ export async function loadDeliveryRequest(db: pg.Pool, deliveryId: string, maxRe
                  else d.${D.createdAt} end as "eventAt",
             exists (select 1 from ${E.table} e where e.${E.job} = d.${D.job} and e.${E.payloadPurgedAt} is not null) as "jobPurged",
             case when d.${D.kind} = 'a2a_push' then c.${P.url} else t.${T.callbackUrl} end as url,
-            d.${D.job} as "jobId", d.${D.trigger} as "triggerId", c.${P.task} as "taskId", d.${D.event} as event,
+            d.${D.job} as "jobId", d.${D.trigger} as "triggerId", d.${D.target} as target, c.${P.task} as "taskId", d.${D.event} as event,
             c.${P.token} as "pushToken", c.${P.authentication} as "pushAuthentication",
             coalesce((select array_agg(s.${S.sealedSecret} order by s.${S.expiresAt} desc nulls first) from ${S.table} s
                        where s.${S.trigger} = d.${D.trigger} and (s.${S.expiresAt} is null or s.${S.expiresAt} > now())), '{}') as "sealedSecrets",

@@ -5,7 +5,7 @@
  * worker_threads entry from source (Node type stripping / swc loader) and from dist alike.
  * Every run gets a fresh WASM instance with its own fixed `WebAssembly.Memory`, because
  * `setMemoryLimit` does not bound the heap in the prebuilt builds (STACK.md). Host calls
- * (ctx.chat, ctx.fetch, ctx.step) are posted to the parent thread. CPU time is this thread's own
+ * (ctx.chat, ctx.fetch, ctx.step, ctx.ask) are posted to the parent thread. CPU time is this thread's own
  * CPU time (`process.threadCpuUsage`), checked by QuickJS's interrupt handler; the wall-time
  * deadline is enforced here and, should this thread stop answering, by the parent terminating it.
  */
@@ -165,6 +165,13 @@ const CTX_SOURCE = `(host, log, secrets) => {
       const o = init == null ? {} : init;
       const body = o.body == null || typeof o.body === "string" ? o.body : JSON.stringify(o.body);
       return call("fetch", { url: String(url), method: o.method, headers: o.headers, body });
+    },
+    ask: async (args) => {
+      const r = await call("ask", args);
+      if (r && r.answered) return r.value;
+      const e = new Error("ctx.ask: nobody answered before the request timed out");
+      e.code = "input_timeout";
+      throw e;
     },
     step: async (name, fn) => {
       if (typeof name !== "string" || typeof fn !== "function") throw new TypeError("ctx.step(name, fn) needs a name and a function");

@@ -7,6 +7,7 @@ import { DELIVERY_DISPATCH, Dispatcher } from "../jobs/dispatcher.js";
 import { createOutboundActivities } from "../outbound/activities.js";
 import { startStuckDeliverySweep } from "../outbound/stuck-sweep.js";
 import { a2aPushBody, a2aPushHeaders } from "../a2a/push.js";
+import { inputEventBody } from "../input-requests/view.js";
 import { outboundTaskQueue } from "../../workflows/contract.js";
 import { jobMetricsInterceptor, loopbackPort, startWorkerMetricsServer } from "./worker-metrics.js";
 
@@ -98,7 +99,7 @@ export async function startWorker(runtime: Runtime, options: { taskQueue?: strin
     connection,
     namespace: config.temporal.namespace,
     taskQueue: outboundTaskQueue(taskQueue),
-    activities: createOutboundActivities(runtime, { a2aPushBody, a2aPushHeaders }),
+    activities: createOutboundActivities(runtime, { a2aPushBody, a2aPushHeaders, inputEventBody }),
     maxConcurrentActivityTaskExecutions: config.outbound.concurrency,
     shutdownGraceTime: "5 seconds",
   });

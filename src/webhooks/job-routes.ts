@@ -6,6 +6,7 @@ import { bearerToken, headerValue, requireHttps } from "../http/auth.js";
 import type { RouteModule } from "../http/server.js";
 import { formatUsd } from "../infra/money.js";
 import { getJob, type JobRow } from "../jobs/store.js";
+import { pendingInputOf } from "../input-requests/view.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { triggerCache } from "../triggers/cache.js";
 import { clock } from "../triggers/clock.js";
@@ -40,7 +41,8 @@ async function authorizedJob(runtime: Runtime, req: Request): Promise<JobRow> {
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export function statusBody(job: JobRow): Record<string, unknown> {
+/** `inputRequest`: while the job is input_required, the question it waits on (input-requests/view.ts). */
+export function statusBody(job: JobRow, inputRequest?: Record<string, unknown>): Record<string, unknown> {
   return {
     job_id: job.id,
     status: job.status,
@@ -51,14 +53,15 @@ export function statusBody(job: JobRow): Record<string, unknown> {
     // Why a queued run has not begun: its account's (or agent's) run limit is taken.
     ...(job.status === "queued" && job.waitingFor ? { waiting_for: job.waitingFor } : {}),
     ...(job.status === "failed" ? { error: job.error } : {}),
+    ...(inputRequest ? { input_request: inputRequest } : {}),
   };
 }
 
 export const jobRoutes: RouteModule = (runtime) => {
   const router = express.Router();
-  const handle = (fn: (job: JobRow, res: Response) => void) => async (req: Request, res: Response) => {
+  const handle = (fn: (job: JobRow, res: Response) => void | Promise<void>) => async (req: Request, res: Response) => {
     try {
-      fn(await authorizedJob(runtime, req), res);
+      await fn(await authorizedJob(runtime, req), res);
     } catch (err) {
       if (err instanceof AppError) return sendError(req, res, err);
       throw err;
@@ -67,8 +70,8 @@ export const jobRoutes: RouteModule = (runtime) => {
 
   router.get(
     "/api/agent-run-jobs/:id/status",
-    handle((job, res) => {
-      res.json(statusBody(job));
+    handle(async (job, res) => {
+      res.json(statusBody(job, await pendingInputOf(runtime, job)));
     }),
   );
 
@@ -87,9 +90,9 @@ export const jobRoutes: RouteModule = (runtime) => {
 
   router.get(
     "/api/runs/:id",
-    handle((job, res) => {
+    handle(async (job, res) => {
       res.json({
-        ...statusBody(job),
+        ...statusBody(job, await pendingInputOf(runtime, job)),
         trigger_id: job.triggerId,
         agent_id: job.agentId,
         thread_id: job.threadId,
