@@ -22,7 +22,7 @@ export const DEFAULT_WAIT_SECONDS = 60;
 /** Under the balancer's 300 s idle timeouts; the SDK's SSE keep-alive comments run meanwhile. */
 export const MAX_WAIT_SECONDS = 290;
 
-const STATUSES = ["queued", "running", "done", "failed"] as const;
+const STATUSES = ["queued", "running", "input_required", "done", "failed"] as const;
 
 // Built once: the servers are per request, their schemas need not be.
 const jobOutput = {
