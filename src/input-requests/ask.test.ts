@@ -8,6 +8,7 @@ import { createAccount } from "../../test/helpers/graphql.js";
 import { makeTestCa, type TestCa } from "../../test/helpers/tls.js";
 import { createAgent, getJson, gql, postWebhook } from "../../test/helpers/webhooks.js";
 import { waitUntil } from "../../test/helpers/worker-process.js";
+import { createJobActivities } from "../jobs/activities.js";
 
 /** A step with a side effect (an HTTP call the receiver counts), then a question with a schema; `twice` asks a second one. */
 const APPROVAL = `export default async function run(input, ctx) {
@@ -187,5 +188,18 @@ describe("runs that ask", () => {
     expect((await answerByGraphql(app.url, admin, jobId, { approved: true })).errors?.[0].extensions.code).toBe("CONFLICT");
     await new Promise((r) => setTimeout(r, 500));
     expect((await jobOf(app.url, admin, jobId)).status).toBe("FAILED");
+  });
+
+  it("retention: the purge empties the questions' prompts, schemas and answers with the payload (last: it purges every job here)", async () => {
+    const jobId = await start({ tag: "purge" });
+    await waitForStatus(app.url, admin, jobId, ["INPUT_REQUIRED"]);
+    expect((await answerByGraphql(app.url, admin, jobId, { approved: true })).errors).toBeUndefined();
+    await waitForStatus(app.url, admin, jobId, ["DONE"]);
+    const later = new Date(Date.now() + 400 * 86_400_000).toISOString();
+    expect(await createJobActivities(app.runtime).purgeExpiredPayloads(later)).toBeGreaterThanOrEqual(1);
+    const { rows } = await app.runtime.pool.query("select prompt, schema, answer, status from input_requests where job_id = $1", [jobId]);
+    expect(rows).toEqual([{ prompt: "", schema: null, answer: null, status: "answered" }]);
+    const steps = await app.runtime.pool.query("select result from job_steps where job_id = $1 and key = '3:ask'", [jobId]);
+    expect(steps.rows).toEqual([{ result: null }]);
   });
 });
