@@ -61,6 +61,12 @@ export function createJobActivities(runtime: Runtime) {
         // Cancellation (cancelJob) reaches the activity through its heartbeats and stops the script.
         await executeAgent(runtime, job, agent, payload.payload, execution, ctx.cancellationSignal);
       } catch (err) {
+        // Cut by this worker's shutdown, not by the script or a cancelJob: the run is retried on
+        // another worker (its journaled steps are not repeated), never failed for it.
+        if (ctx.cancellationDetails?.workerShutdown || (ctx.cancellationSignal.reason as Error | undefined)?.message === "WORKER_SHUTDOWN") {
+          await saveFailureDetails(pool, jobId, execution).catch(() => {});
+          throw ApplicationFailure.retryable("The worker running this attempt shut down; another worker runs it again", "WorkerShutdown");
+        }
         const failure = classify(err);
         await saveFailureDetails(pool, jobId, execution).catch(() => {});
         throw failure;

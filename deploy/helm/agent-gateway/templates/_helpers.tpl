@@ -93,13 +93,14 @@ Checks that stop a render with a message naming the value, before anything reach
 {{- end }}
 {{- end }}
 
-{{/* Worker grace: the longer of the SDK's shutdownGraceTime (10 s) and an outbound attempt (OUTBOUND_TIMEOUT_MS), + settling. */}}
+{{/* Worker grace: the longer of the runs' WORKER_SHUTDOWN_GRACE_MS (10 s) and an outbound attempt (OUTBOUND_TIMEOUT_MS), + settling. */}}
 {{- define "agw.worker.terminationGracePeriodSeconds" -}}
 {{- if .Values.worker.terminationGracePeriodSeconds }}
 {{- .Values.worker.terminationGracePeriodSeconds }}
 {{- else }}
 {{- $outbound := div (add (int64 (default "15000" (index .Values.config "OUTBOUND_TIMEOUT_MS"))) 999) 1000 }}
-{{- add (max 10 $outbound) (int .Values.worker.shutdownSettleSeconds) }}
+{{- $runs := div (add (int64 (default "10000" (index .Values.config "WORKER_SHUTDOWN_GRACE_MS"))) 999) 1000 }}
+{{- add (max $runs $outbound) (int .Values.worker.shutdownSettleSeconds) }}
 {{- end }}
 {{- end }}
 
