@@ -92,6 +92,11 @@ describe("configuration surface", () => {
     for (const k of keys) expect(CONFIG_VARIABLES, `${k} in docker-compose.yml`).toContain(k);
   });
 
+  it("the Helm chart's values.schema.json accepts exactly the variables the configuration module knows", () => {
+    const schema = JSON.parse(read("deploy/helm/agent-gateway/values.schema.json")) as { definitions: { env: { propertyNames: { enum: string[] } } } };
+    expect([...schema.definitions.env.propertyNames.enum].sort()).toEqual([...CONFIG_VARIABLES].sort());
+  });
+
   it("the README's configuration table documents every variable", () => {
     const readme = read("README.md");
     for (const v of CONFIG_VARIABLES) expect(readme, v).toContain(`\`${v}\``);

@@ -124,6 +124,7 @@ const envSchema = z.object({
    * and billed for what it sent) and the connections closed.
    */
   SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
+  WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
   DEFAULT_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   /** How often each API instance settles chat turns whose thread lease expired (a crashed instance's holds). */
   HOLD_RECLAIM_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
@@ -265,6 +266,8 @@ export interface Config {
   tls: { certFile: string; keyFile: string } | undefined;
   /** Graceful stop: how long in-flight requests may finish before chat turns are cut and connections closed. */
   shutdownDrainMs: number;
+  /** A stopping worker's runs may finish this long; then they are cut and retried on another worker. */
+  workerShutdownGraceMs: number;
   providers: {
     a: { baseUrl: string; apiKey: string | undefined };
     b: { baseUrl: string; apiKey: string | undefined };
@@ -440,6 +443,7 @@ export function loadConfig(
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     tls: env.TLS_CERT_FILE && env.TLS_KEY_FILE ? { certFile: env.TLS_CERT_FILE, keyFile: env.TLS_KEY_FILE } : undefined,
     shutdownDrainMs: env.SHUTDOWN_DRAIN_MS,
+    workerShutdownGraceMs: env.WORKER_SHUTDOWN_GRACE_MS,
     providers: {
       a: { baseUrl: env.PROVIDER_A_BASE_URL.replace(/\/+$/, ""), apiKey: env.PROVIDER_A_API_KEY },
       b: { baseUrl: env.PROVIDER_B_BASE_URL.replace(/\/+$/, ""), apiKey: env.PROVIDER_B_API_KEY },

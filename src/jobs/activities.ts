@@ -71,6 +71,12 @@ export function createJobActivities(runtime: Runtime, extras: { ask?: AskHandler
           wakeWaitingRuns(runtime, jobId);
           return { done: false, asked: err.asked };
         }
+        // Cut by this worker's shutdown, not by the script or a cancelJob: the run is retried on
+        // another worker (its journaled steps are not repeated), never failed for it.
+        if (ctx.cancellationDetails?.workerShutdown || (ctx.cancellationSignal.reason as Error | undefined)?.message === "WORKER_SHUTDOWN") {
+          await saveFailureDetails(pool, jobId, execution).catch(() => {});
+          throw ApplicationFailure.retryable("The worker running this attempt shut down; another worker runs it again", "WorkerShutdown");
+        }
         const failure = classify(err);
         await saveFailureDetails(pool, jobId, execution).catch(() => {});
         throw failure;

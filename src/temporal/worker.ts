@@ -88,7 +88,7 @@ export async function startWorker(runtime: Runtime, options: { taskQueue?: strin
     // Half the slots poll, the rest take eager activities. Measured with SDK 1.24: the pollers hold
     // two slots even when one is asked for, so eager dispatch needs SANDBOX_POOL_SIZE ≥ 3.
     activityTaskPollerBehavior: { type: "simple-maximum", maximum: Math.max(1, Math.floor(config.sandbox.poolSize / 2)) },
-    shutdownGraceTime: "10 seconds",
+    shutdownGraceTime: config.workerShutdownGraceMs,
     interceptors: { activity: [jobMetricsInterceptor(runtime.metrics)] },
     // OpenTelemetry (when on): workflow and activity spans continue the trace the start carried.
     plugins: runtime.tracing ? [runtime.tracing.temporalPlugin] : [],
