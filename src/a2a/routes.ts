@@ -15,6 +15,7 @@ import type { Runtime } from "../runtime/runtime.js";
 import { defaultCard, etagOf, v03Card, v1Card } from "./card.js";
 import { appErrorToJsonRpc, envelopeError, internalJsonRpcError, INTERNAL_ERROR, INVALID_PARAMS, type JsonRpcError } from "./errors.js";
 import { CALL_STATE, GatewayA2AHandler, type CallState } from "./handler.js";
+import { restBinding } from "./rest.js";
 
 /**
  * Every agent is an A2A server at /api/a2a/<agent_id> (DESIGN §15): its public card, and the
@@ -64,8 +65,10 @@ export const a2aRoutes: RouteModule = (runtime) => {
     supportedInterfaces: [
       { url: runtime.config.publicBaseUrl, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
       { url: runtime.config.publicBaseUrl, protocolBinding: "JSONRPC", protocolVersion: "0.3" },
+      { url: runtime.config.publicBaseUrl, protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
+      { url: runtime.config.publicBaseUrl, protocolBinding: "HTTP+JSON", protocolVersion: "0.3" },
     ],
-    capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true },
   });
   const handler = new GatewayA2AHandler(runtime, async () => capabilities);
   // The transports keep no per-call state (the call's context comes with each call): one of each.
@@ -94,6 +97,9 @@ export const a2aRoutes: RouteModule = (runtime) => {
     }
     res.status(status).json({ jsonrpc: "2.0", id: id ?? null, error });
   };
+
+  // The HTTP+JSON binding (rest.ts): the same handler, key, limits and billing.
+  router.use("/:agentId/v1", ...restBinding(runtime, handler, auth, MAX_BODY));
 
   router.post(
     "/:agentId",
