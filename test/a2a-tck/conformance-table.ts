@@ -9,7 +9,7 @@ import { isFailure, KIT_COMMIT, knownBugFor, type KitResult, type KnownKitBugs }
 const BEGIN = "<!-- a2a-tck:begin (written by test/a2a-tck/tck.test.ts with A2A_TCK_WRITE_DOCS=1; do not edit) -->";
 const END = "<!-- a2a-tck:end -->";
 const CATEGORIES = ["mandatory", "capabilities", "quality", "features", "transport-equivalence"];
-const BINDING: Record<string, string> = { jsonrpc: "JSON-RPC", rest: "HTTP+JSON", "jsonrpc,rest": "both" };
+const BINDING: Record<string, string> = { jsonrpc: "JSON-RPC", rest: "HTTP+JSON", all: "both" };
 
 export function conformanceTable(run: { results: KitResult[]; known: KnownKitBugs; seconds: number; commit: string; date: Date }): string {
   const { results } = run;
@@ -40,7 +40,7 @@ export function conformanceTable(run: { results: KitResult[]; known: KnownKitBug
   if (bugs.length === 0) lines.push("None.");
   for (const b of bugs) {
     const hit = results.filter((r) => isFailure(r) && knownBugFor(r, [b]) === b).length;
-    lines.push(`- \`${b.test}\`${b.agents ? ` (${b.agents.join(", ")})` : ""}${b.transports ? ` [${b.transports.map((t) => BINDING[t] ?? t).join(", ")}]` : ""}: ${b.why} Spec: ${b.spec} (${hit} failure${hit === 1 ? "" : "s"} in this run)`);
+    lines.push(`- **${b.id}**${b.transports ? ` (${b.transports.map((t) => BINDING[t] ?? t).join(", ")} only)` : ""}, ${hit} failure${hit === 1 ? "" : "s"} in this run: ${b.why} Spec: ${b.spec} Reference server: ${b.reference} Tests: ${b.tests.map((t) => `\`${t.replace(/^tests\//, "")}\``).join(", ")}.`);
   }
   lines.push(END);
   return lines.join("\n");

@@ -83,14 +83,18 @@ export function readReports(dir: string, agent: string): KitResult[] {
 }
 
 export interface KnownKitBug {
-  /** The pytest node id (or its prefix, ending in `[` for every parameter). */
-  test: string;
+  /** A short name for the table. */
+  id: string;
+  /** pytest node ids, or prefixes of them ending in `::` (a class or file) or `[` (every parameter). */
+  tests: string[];
   /** Where it applies; absent: every agent / transport. */
   agents?: string[];
   transports?: string[];
   /** The spec text (proto or prose, section) showing the kit is wrong. */
   spec: string;
   why: string;
+  /** Whether the reference server (the kit's python-sut on a2a-sdk) fails it too, and why. */
+  reference: string;
 }
 
 /** test/a2a-tck/known-kit-bugs.json: the harness's corrections of the kit, and failures of its own making. */
@@ -101,11 +105,8 @@ export interface KnownKitBugs {
 
 export const isFailure = (r: KitResult) => r.outcome === "failed" || r.outcome === "error";
 
+const matches = (pattern: string, test: string) => pattern === test || ((pattern.endsWith("::") || pattern.endsWith("[")) && test.startsWith(pattern));
+
 export function knownBugFor(r: KitResult, bugs: KnownKitBug[]): KnownKitBug | undefined {
-  return bugs.find(
-    (b) =>
-      (b.test === r.test || (b.test.endsWith("[") && r.test.startsWith(b.test))) &&
-      (!b.agents || b.agents.includes(r.agent)) &&
-      (!b.transports || b.transports.includes(r.transport)),
-  );
+  return bugs.find((b) => b.tests.some((t) => matches(t, r.test)) && (!b.agents || b.agents.includes(r.agent)) && (!b.transports || b.transports.includes(r.transport)));
 }

@@ -38,7 +38,8 @@ describe("the A2A conformance kit (a2a-tck)", () => {
   beforeAll(async () => {
     if (!available) return;
     fake = await startFakeUpstream();
-    app = await startTestApp({ worker: true, env: { PROVIDER_A_BASE_URL: fake.url, PROVIDER_A_API_KEY: "ka", PROVIDER_B_BASE_URL: fake.url, PROVIDER_B_API_KEY: "kb", UPSTREAM_MAX_RETRIES: "0" } });
+    // The kit's push receiver listens on loopback over http: allowed, as in development.
+    app = await startTestApp({ worker: true, env: { PROVIDER_A_BASE_URL: fake.url, PROVIDER_A_API_KEY: "ka", PROVIDER_B_BASE_URL: fake.url, PROVIDER_B_API_KEY: "kb", UPSTREAM_MAX_RETRIES: "0", EGRESS_ALLOW_PRIVATE: "true" } });
     const acc = await createAccount(app.url, app.operatorToken, "a2a-tck", "100");
     for (const [name, input] of [
       ["chat", { name: "tck-chat" }],
