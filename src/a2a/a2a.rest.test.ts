@@ -142,6 +142,13 @@ describe("A2A over HTTP+JSON", () => {
     const unknownThread = await fetch(`${base}/message:send`, { method: "POST", headers: { ...h, authorization: `Bearer ${chatKey}` }, body: JSON.stringify({ message: { messageId: "r3", role: "ROLE_USER", parts: [{ text: "x" }], contextId: "thr_nope" } }) });
     expect(unknownThread.status).toBe(404);
     expect((await unknownThread.json()).error.details[0]).toMatchObject({ reason: "THREAD_NOT_FOUND" });
+    // v0.3's paths answer v0.3's error shape, with the same HTTP status.
+    const legacy = await fetch(`${base}/v1/message:send`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${chatKey}` }, body: JSON.stringify({ message: { messageId: "r4", role: "ROLE_USER", content: [{ text: "x" }], contextId: "thr_nope" } }) });
+    expect(legacy.status).toBe(404);
+    expect(await legacy.json()).toMatchObject({ code: -32602, data: { code: "thread_not_found" } });
+    // A body the SDK cannot decode is the client's fault, and shows no internals.
+    const garbled = await fetch(`${base}/message:send`, { method: "POST", headers: { ...h, authorization: `Bearer ${chatKey}` }, body: JSON.stringify({ message: { messageId: "r5", role: "ROLE_USER", parts: "nope" } }) });
+    expect(garbled.status).toBeLessThan(500);
   });
 
   it.skipIf(!existsSync(python) && !ci)("the Python a2a-sdk's REST transport: send, stream, get, list, cancel, extended card", async () => {

@@ -7,7 +7,7 @@ import { bearerChallenge, reasonPhrase } from "../http/auth.js";
 import { rateLimitHeaders } from "../chat/rate-limit.js";
 import type { AgentKeyAuth } from "../keys/agent-key.js";
 import type { Runtime } from "../runtime/runtime.js";
-import { appErrorToJsonRpc } from "./errors.js";
+import { appErrorToJsonRpc, internalJsonRpcError, INTERNAL_ERROR, INVALID_PARAMS } from "./errors.js";
 import { CALL_STATE, type CallState } from "./handler.js";
 
 /**
@@ -64,20 +64,30 @@ export function restError(res: Response, err: AppError): void {
  */
 function answerOwnErrors(runtime: Runtime, res: Response, state: CallState): void {
   const json = res.json.bind(res);
+  // v0.3's router (A2A-Version absent or 0.3) answers errors as `{ code, message, data }`.
+  const legacy = /^(0\.3(\.\d+)?)?$/.test((res.req.get("a2a-version") ?? "").trim());
   res.json = (body: unknown) => {
-    const error = (body as { error?: { code?: number; status?: string; message?: string; details?: unknown[] } } | undefined)?.error;
-    if (!error || res.headersSent) return json(body);
+    if (res.headersSent || res.statusCode < 400) return json(body);
+    res.json = json;
     if (state.failure) {
-      res.json = json;
-      restError(res, state.failure);
+      if (!legacy) restError(res, state.failure);
+      else {
+        for (const [k, v] of Object.entries(state.failure.headers)) res.setHeader(k, v);
+        res.status(state.failure.status);
+        json(appErrorToJsonRpc(state.failure, true).error);
+      }
       return res;
     }
-    if (res.statusCode >= 500 && !(error.details?.length)) {
-      if (!state.entered) return json({ error: { code: 400, status: "INVALID_ARGUMENT", message: `Invalid parameters: ${error.message ?? ""}`.slice(0, 300), details: [] } }), res.status(400);
-      runtime.log.error({ message: error.message }, "A2A REST call failed");
-      return json({ error: { code: 500, status: "INTERNAL", message: "Internal error", details: [] } });
+    const b = body as { error?: { message?: string; details?: unknown[] }; code?: number; message?: string } | undefined;
+    // An A2A error the SDK mapped carries its ErrorInfo (v1.0) or its own code (v0.3): as is.
+    if (res.statusCode < 500 || b?.error?.details?.length || (legacy && b?.code !== INTERNAL_ERROR)) return json(body);
+    const message = b?.error?.message ?? b?.message ?? "";
+    if (!state.entered) {
+      res.status(400);
+      return json(legacy ? { code: INVALID_PARAMS, message: `Invalid parameters: ${message}`.slice(0, 300) } : { error: { code: 400, status: "INVALID_ARGUMENT", message: `Invalid parameters: ${message}`.slice(0, 300), details: [] } });
     }
-    return json(body);
+    runtime.log.error({ message }, "A2A REST call failed");
+    return json(legacy ? internalJsonRpcError() : { error: { code: 500, status: "INTERNAL", message: "Internal error", details: [] } });
   };
 }
 
