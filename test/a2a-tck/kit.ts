@@ -31,7 +31,7 @@ export function copyKit(dir: string): void {
 }
 
 /** One `run_tck.py --category all` of an agent over the given transports. */
-export function runKit(dir: string, sutUrl: string, key: string, transports: string[], timeoutMs: number): Promise<{ code: number; output: string }> {
+export function runKit(dir: string, sutUrl: string, key: string, transports: string[], timeoutMs: number): Promise<{ code: number; output: string; timedOut: boolean }> {
   return new Promise((ok) => {
     execFile(
       kitPython(),
@@ -44,7 +44,7 @@ export function runKit(dir: string, sutUrl: string, key: string, transports: str
         // The kit reads its credential from these (tck/config.py); its own timeouts stay the defaults.
         env: { ...process.env, A2A_AUTH_TYPE: "bearer", A2A_AUTH_TOKEN: key, PYTHONDONTWRITEBYTECODE: "1", NO_COLOR: "1" },
       },
-      (err, stdout, stderr) => ok({ code: err ? ((err as { code?: number }).code ?? 1) : 0, output: `${stdout}\n${stderr}` }),
+      (err, stdout, stderr) => ok({ code: err ? ((err as { code?: number }).code ?? 1) : 0, output: `${stdout}\n${stderr}`, timedOut: !!(err as { killed?: boolean } | null)?.killed }),
     );
   });
 }

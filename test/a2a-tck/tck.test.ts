@@ -74,6 +74,8 @@ describe("the A2A conformance kit (a2a-tck)", () => {
             copyKit(dir);
             const run = await runKit(dir, a.url, a.key, TRANSPORTS, KIT_TIMEOUT_MS);
             writeFileSync(join(dir, "run.log"), run.output);
+            // Partial reports are no result: every category must have run.
+            if (run.timedOut) throw new Error(`the kit's run for the ${a.name} agent did not finish in ${KIT_TIMEOUT_MS / 60_000} min`);
             const res = readReports(dir, a.name);
             if (res.length === 0) throw new Error(`the kit wrote no report for the ${a.name} agent (exit ${run.code}):\n${run.output.slice(-4000)}`);
             return res;
