@@ -23,7 +23,7 @@ const autocannon = await loadAutocannon();
  *   the provider_b translation path (OpenAI in, Anthropic Messages out; also with one function
  *   tool offered and a tool_use answer: the tool path, target gw-b-tools) and on an
  *   OpenAI-compatible route; a chat turn through A2A (JSON-RPC v1.0 `SendMessage`, and
- *   `SendStreamingMessage` for the stream rows; target gw-a2a); and `npm start` (dev launcher) on
+ *   `SendStreamingMessage` for the stream rows; target gw-a2a; gw-a2a-rest the same over HTTP+JSON); and `npm start` (dev launcher) on
  *   the provider_b path;
  * - Portkey and LiteLLM, each on its Anthropic provider (the same translation) and its OpenAI
  *   provider;
@@ -86,6 +86,8 @@ interface Target {
   wire: Wire;
   direct?: boolean;
   url: string;
+  /** The stream rows' URL, where it is not `url` (A2A's HTTP+JSON binding: `message:stream`). */
+  streamUrl?: string;
   headers: Record<string, string>;
   /** The process that serves it, when it is one Node process (its CPU time per request is reported). */
   pid?: number;
@@ -111,6 +113,8 @@ const openAiToolsBody = (model: string) => (stream: boolean) =>
 /** A chat turn through A2A v1.0: SendMessage (blocking), or SendStreamingMessage for the stream rows. */
 const a2aBody = (stream: boolean) =>
   JSON.stringify({ jsonrpc: "2.0", id: 1, method: stream ? "SendStreamingMessage" : "SendMessage", params: { message: { messageId: "bench", role: "ROLE_USER", parts: [{ text: PROMPT }] } } });
+/** The same turn through A2A's HTTP+JSON binding (the method is in the URL). */
+const a2aRestBody = () => JSON.stringify({ message: { messageId: "bench", role: "ROLE_USER", parts: [{ text: PROMPT }] } });
 const mcpChatBody = () => JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "chat", arguments: { message: PROMPT } } });
 const anthropicBody = (stream: boolean) =>
   JSON.stringify({ model: "mock-claude", max_tokens: 64, messages: [{ role: "user", content: PROMPT }], ...(stream ? { stream: true } : {}) });
@@ -135,7 +139,7 @@ async function load(t: Target, stream: boolean, duration: number, connections: n
   const conv = t.conversation && conversation(t.conversation, stream);
   const cpuBefore = t.pid === undefined ? undefined : cpuMsOf(t.pid);
   const r = await autocannon({
-    url: t.url,
+    url: (stream && t.streamUrl) || t.url,
     method: "POST",
     headers: { "content-type": "application/json", ...t.headers },
     ...(t.body ? { body: t.body(stream) } : {}),
@@ -196,7 +200,7 @@ async function check(t: Target, stream: boolean): Promise<void> {
     if (problem) throw new Error(problem);
     return;
   }
-  const r = await fetch(t.url, { method: "POST", headers: { "content-type": "application/json", ...t.headers }, body: t.body!(stream) });
+  const r = await fetch((stream && t.streamUrl) || t.url, { method: "POST", headers: { "content-type": "application/json", ...t.headers }, body: t.body!(stream) });
   const text = await r.text();
   const ok = r.status === 200 && (stream ? text.includes("upstream") : text.includes("Hello from the mock upstream."));
   if (!ok) throw new Error(`${t.name} (${mode}) answered ${r.status}: ${text.slice(0, 300)}`);
@@ -260,7 +264,7 @@ await main(async () => {
     for (const g of gatewaySpecs) {
       const spreadIds = [`gw-b${TENANTS}:${g.label}`, `gw-b${TENANTS}-cont:${g.label}`];
       const threadIds = [`gw-b-cont:${g.label}`, `gw-b-toolrt:${g.label}`];
-      if (![`gw-b:${g.label}`, ...spreadIds, ...threadIds, `gw-b-limited:${g.label}`, `gw-fallback:${g.label}`, `gw-b-tools:${g.label}`, `gw-oa:${g.label}`, `gw-a2a:${g.label}`, `gw-mcp:${g.label}`].some(want)) continue;
+      if (![`gw-b:${g.label}`, ...spreadIds, ...threadIds, `gw-b-limited:${g.label}`, `gw-fallback:${g.label}`, `gw-b-tools:${g.label}`, `gw-oa:${g.label}`, `gw-a2a:${g.label}`, `gw-a2a-rest:${g.label}`, `gw-mcp:${g.label}`].some(want)) continue;
       buildServer(g.root);
       const db = `gw_${g.label.replace(/\W/g, "_")}`;
       await pg.createDatabase(db);
@@ -374,6 +378,17 @@ await main(async () => {
           pid: gw.pid,
           headers: { ...auth, "a2a-version": "1.0" },
           body: a2aBody,
+        });
+      if (want(`gw-a2a-rest:${g.label}`))
+        targets.push({
+          id: `gw-a2a-rest:${g.label}`,
+          name: `agent-gateway serve, provider_b path through A2A (HTTP+JSON v1.0)${suffix}`,
+          wire: "anthropic",
+          url: `${gw.url}/api/a2a/${tenant.agentId}/v1/message:send`,
+          streamUrl: `${gw.url}/api/a2a/${tenant.agentId}/v1/message:stream`,
+          pid: gw.pid,
+          headers: { ...auth, "a2a-version": "1.0" },
+          body: a2aRestBody,
         });
       if (want(`gw-oa:${g.label}`))
         targets.push({ id: `gw-oa:${g.label}`, name: `agent-gateway serve, OpenAI-compatible route${suffix}`, wire: "openai", url: `${gw.url}/api/v1/chat/completions`, pid: gw.pid, headers: auth, body: openAiBody(MODEL_OA) });

@@ -107,7 +107,10 @@ describe("A2A JSON-RPC semantics", () => {
     const all = await rpc(app.url, agent, key, "GetTask", { id: task.id });
     expect(all.body.result.history.map((m: { role: string }) => m.role)).toEqual(["ROLE_USER", "ROLE_AGENT"]);
     expect((await rpc(app.url, agent, key, "CancelTask", { id: task.id })).body.error.code).toBe(-32002);
-    expect((await rpc(app.url, agent, key, "SubscribeToTask", { id: task.id })).body.error.code).toBe(-32004);
+    // A streaming method's error is the SSE stream's one event (spec §9.4.6).
+    const subscribed = await rpc(app.url, agent, key, "SubscribeToTask", { id: task.id });
+    expect(subscribed.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    expect(subscribed.body).toEqual([{ jsonrpc: "2.0", id: 7, error: expect.objectContaining({ code: -32004 }) }]);
     expect((await rpc(app.url, agent, key, "NoSuchMethod", {})).body.error.code).toBe(-32601);
   });
 

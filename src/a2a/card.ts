@@ -10,6 +10,9 @@ import { a2aPath } from "../agents/protocol-urls.js";
  * each in its version's shape (v1.0: `httpAuthSecurityScheme`, …; v0.3: `type`, `scheme`, …).
  */
 
+/** The HTTP+JSON binding's URL: `<base>/v1` (DESIGN §15). */
+export const restUrl = (base: string) => `${base}/v1`;
+
 export const agentBaseUrl = (publicBaseUrl: string, agentId: string) => publicBaseUrl + a2aPath(agentId);
 
 function skillOf(agent: PublicAgent): Pick<AgentSkill, "id" | "name" | "description" | "tags" | "examples" | "inputModes" | "outputModes"> {
@@ -48,8 +51,10 @@ export function v1Card(agent: PublicAgent, publicBaseUrl: string): Record<string
     supportedInterfaces: [
       { url, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
       { url, protocolBinding: "JSONRPC", protocolVersion: "0.3" },
+      { url: restUrl(url), protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
+      { url: restUrl(url), protocolBinding: "HTTP+JSON", protocolVersion: "0.3" },
     ],
-    capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true },
     securitySchemes: {
       bearer: { httpAuthSecurityScheme: { scheme: "bearer", description: KEY_HELP } },
       apiKey: { apiKeySecurityScheme: { location: "header", name: "X-API-Key", description: KEY_HELP } },
@@ -83,7 +88,11 @@ export function v03Card(agent: PublicAgent, publicBaseUrl: string, embedV1: bool
     defaultInputModes: skill.inputModes,
     defaultOutputModes: skill.outputModes,
     skills: [skill],
-    supportsAuthenticatedExtendedCard: false,
+    additionalInterfaces: [
+      { url, transport: "JSONRPC" },
+      { url: restUrl(url), transport: "HTTP+JSON" },
+    ],
+    supportsAuthenticatedExtendedCard: true,
     ...(embedV1 ? { supportedInterfaces: v1.supportedInterfaces } : {}),
   };
 }

@@ -2,6 +2,7 @@ import type {
   AgentCard,
   CancelTaskRequest,
   DeleteTaskPushNotificationConfigRequest,
+  GetExtendedAgentCardRequest,
   GetTaskPushNotificationConfigRequest,
   GetTaskRequest,
   ListTaskPushNotificationConfigsRequest,
@@ -19,6 +20,7 @@ import type {
 import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server";
 import { TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from "@a2a-js/sdk/errors";
 import { AppError } from "../errors/app-error.js";
+import { findPublicAgent } from "../agents/agent-info.js";
 import { unavailableError } from "../errors/unavailable.js";
 import { unstorableTextError } from "../errors/unstorable.js";
 import { decodeCursor, encodeCursor } from "../graphql/cursor.js";
@@ -34,6 +36,7 @@ import { answerArtifact, stateName, taskStatus, toTask, type TaskView } from "./
 import { jobTaskInput } from "./job-task.js";
 import { checkHistoryLength, checkMessage, parseTimestamp } from "./validation.js";
 import { EventQueue } from "./event-queue.js";
+import { extendedCard } from "./extended-card.js";
 import { StreamSlots } from "./stream-slots.js";
 import { addPushConfig } from "./push.js";
 import { A2A_TASK_CHANNEL, deletePushConfig, findPushConfig, findTask, followTask, insertJobTask, listPushConfigs, listTasks, TERMINAL_STATES, type PushConfigRow, type TaskRow } from "./store.js";
@@ -105,8 +108,13 @@ export class GatewayA2AHandler implements A2ARequestHandler {
     return this.card();
   }
 
-  async getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
-    throw new UnsupportedOperationError("This agent has no extended agent card");
+  /** The key's agent's card with its models and limits (extended-card.ts); the key was checked fresh. */
+  async getAuthenticatedExtendedAgentCard(_params: GetExtendedAgentCardRequest, context: ServerCallContext): Promise<AgentCard> {
+    return this.guard(context, async (s) => {
+      const agent = await findPublicAgent(this.runtime.pool, s.principal.agent.id);
+      if (!agent) throw new AppError("not_found", "Agent not found");
+      return extendedCard(agent, s.principal, this.runtime.config.publicBaseUrl, this.runtime.config);
+    });
   }
 
   /** Runs a call, noting an AppError for the route (the SDK would report it as an internal error). */

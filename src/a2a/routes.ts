@@ -15,6 +15,7 @@ import type { Runtime } from "../runtime/runtime.js";
 import { defaultCard, etagOf, v03Card, v1Card } from "./card.js";
 import { appErrorToJsonRpc, envelopeError, internalJsonRpcError, INTERNAL_ERROR, INVALID_PARAMS, type JsonRpcError } from "./errors.js";
 import { CALL_STATE, GatewayA2AHandler, type CallState } from "./handler.js";
+import { restBinding } from "./rest.js";
 
 /**
  * Every agent is an A2A server at /api/a2a/<agent_id> (DESIGN §15): its public card, and the
@@ -64,15 +65,18 @@ export const a2aRoutes: RouteModule = (runtime) => {
     supportedInterfaces: [
       { url: runtime.config.publicBaseUrl, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
       { url: runtime.config.publicBaseUrl, protocolBinding: "JSONRPC", protocolVersion: "0.3" },
+      { url: runtime.config.publicBaseUrl, protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
+      { url: runtime.config.publicBaseUrl, protocolBinding: "HTTP+JSON", protocolVersion: "0.3" },
     ],
-    capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true },
   });
   const handler = new GatewayA2AHandler(runtime, async () => capabilities);
   // The transports keep no per-call state (the call's context comes with each call): one of each.
   const v1Transport = new JsonRpcTransportHandler(handler);
   const legacyTransport = new LegacyJsonRpcTransportHandler(handler);
 
-  const reply = (res: Response, legacy: boolean, id: unknown, err: unknown, fallback?: JsonRpcError) => {
+  /** The JSON-RPC error and HTTP status of a failed call; sets the error's headers. */
+  const failure = (res: Response, legacy: boolean, err: unknown, fallback?: JsonRpcError): { status: number; error: JsonRpcError } => {
     let status = 200;
     let error: JsonRpcError;
     if (err instanceof AppError) {
@@ -92,8 +96,15 @@ export const a2aRoutes: RouteModule = (runtime) => {
       status = 500;
       error = internalJsonRpcError();
     }
+    return { status, error };
+  };
+  const reply = (res: Response, legacy: boolean, id: unknown, err: unknown, fallback?: JsonRpcError) => {
+    const { status, error } = failure(res, legacy, err, fallback);
     res.status(status).json({ jsonrpc: "2.0", id: id ?? null, error });
   };
+
+  // The HTTP+JSON binding (rest.ts): the same handler, key, limits and billing.
+  router.use("/:agentId/v1", ...restBinding(runtime, handler, auth, MAX_BODY));
 
   router.post(
     "/:agentId",
@@ -160,7 +171,7 @@ export const a2aRoutes: RouteModule = (runtime) => {
         else res.json(result);
         return;
       }
-      await stream(res, result as AsyncIterable<unknown>, legacy, rpcId, state, reply);
+      await stream(res, result as AsyncIterable<unknown>, legacy, rpcId, state, failure);
     },
   );
 
@@ -215,7 +226,7 @@ async function stream(
   legacy: boolean,
   rpcId: unknown,
   state: CallState,
-  reply: (res: Response, legacy: boolean, id: unknown, err: unknown, fallback?: JsonRpcError) => void,
+  failure: (res: Response, legacy: boolean, err: unknown, fallback?: JsonRpcError) => { status: number; error: JsonRpcError },
 ): Promise<void> {
   const it = events[Symbol.asyncIterator]();
   const sse = new SseResponse(res);
@@ -225,9 +236,17 @@ async function stream(
   try {
     first = await it.next();
   } catch (err) {
-    // A stream that fails before its first event: a JSON answer, like any other failed call.
-    if (!(err instanceof AppError) && !(err instanceof A2AError) && !state.entered) reply(res, legacy, rpcId, undefined, { code: INVALID_PARAMS, message: "Invalid parameters" });
-    else reply(res, legacy, rpcId, state.failure ?? err);
+    // A stream that fails before its first event. An error JSON-RPC answers with HTTP 200 (the
+    // spec's errors, Invalid params) is the stream's one event (spec §9.4.2, §9.4.6: the answer
+    // to a streaming method is an SSE stream); one with an HTTP status of its own (401, 402, 429,
+    // 5xx) is a JSON answer with that status, like any other failed call.
+    const f = !(err instanceof AppError) && !(err instanceof A2AError) && !state.entered ? failure(res, legacy, undefined, { code: INVALID_PARAMS, message: "Invalid parameters" }) : failure(res, legacy, state.failure ?? err);
+    const body = { jsonrpc: "2.0", id: rpcId ?? null, error: f.error };
+    if (f.status !== 200) res.status(f.status).json(body);
+    else {
+      sse.open(() => formatSSEEvent(body));
+      sse.end("");
+    }
     return;
   }
   sse.open(() => (first.done ? "" : formatSSEEvent(first.value)), state.eventsWaitFor);

@@ -1,0 +1,193 @@
+import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from "express";
+import type { StreamResponse } from "@a2a-js/sdk";
+import { defaultServerCallContextBuilder, type A2ARequestHandler, type ServerCallContext } from "@a2a-js/sdk/server";
+import { restHandler, type UserBuilder } from "@a2a-js/sdk/server/express";
+import { AppError } from "../errors/app-error.js";
+import { bearerChallenge, reasonPhrase } from "../http/auth.js";
+import { rateLimitHeaders } from "../chat/rate-limit.js";
+import type { AgentKeyAuth } from "../keys/agent-key.js";
+import type { Runtime } from "../runtime/runtime.js";
+import { appErrorToJsonRpc, internalJsonRpcError, INTERNAL_ERROR, INVALID_PARAMS } from "./errors.js";
+import { CALL_STATE, type CallState } from "./handler.js";
+
+/**
+ * The HTTP+JSON binding at `<base>/v1` (spec §11), v1.0 and, by the `A2A-Version` header (absent
+ * or 0.3), v0.3's paths (`<base>/v1/v1/message:send`, as a v0.3 client joins them to the card's
+ * `<base>/v1`). The SDK's express router parses and serializes both versions; the gateway adds
+ * what its JSON-RPC route does: the key before anything, a fresh key check for every call but a
+ * chat agent's new message (routes.ts `keyRecheckedLater`), rate-limit headers, and its own
+ * errors as google.rpc.Status bodies with the error's HTTP status (the SDK would answer 500 with
+ * the exception's message).
+ */
+
+const HEARTBEAT_MS = 15_000;
+const STATUS_NAME: Record<number, string> = {
+  400: "INVALID_ARGUMENT",
+  401: "UNAUTHENTICATED",
+  402: "FAILED_PRECONDITION",
+  403: "PERMISSION_DENIED",
+  404: "NOT_FOUND",
+  409: "ABORTED",
+  413: "INVALID_ARGUMENT",
+  415: "INVALID_ARGUMENT",
+  429: "RESOURCE_EXHAUSTED",
+  500: "INTERNAL",
+  502: "UNAVAILABLE",
+  503: "UNAVAILABLE",
+  504: "DEADLINE_EXCEEDED",
+};
+
+/** A call's response, for its stream's heartbeat (the SDK writes the events). */
+const responses = new WeakMap<CallState, Response>();
+
+const CHAT_SEND = /\/message:(send|stream)$/;
+
+/** The state the route keeps for a call, found again from the request (UserBuilder gets only it). */
+const stateOf = (req: Request) => req.res!.locals[CALL_STATE] as CallState;
+
+export function restError(res: Response, err: AppError): void {
+  for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
+  if (err.status === 401) {
+    const sent = !!(res.req.get("authorization") || res.req.get("x-api-key"));
+    res.setHeader("WWW-Authenticate", bearerChallenge({ realm: "a2a" }, sent ? err.message : undefined));
+    res.statusMessage = reasonPhrase("Unauthorized", err.message);
+  }
+  const details = appErrorToJsonRpc(err, false).error.data;
+  res.status(err.status).json({ error: { code: err.status, status: STATUS_NAME[err.status] ?? "UNKNOWN", message: err.message, details } });
+}
+
+/**
+ * The SDK answers a failed call itself (`res.status(s).json(google.rpc.Status)`): a gateway error
+ * noted on the call state is answered as such instead, and an exception that is not an A2A error
+ * (a bug) shows nothing of itself, or, before the handler was reached, is the SDK failing to
+ * decode the request (400, as JSON-RPC's Invalid params).
+ */
+function answerOwnErrors(runtime: Runtime, res: Response, state: CallState): void {
+  const json = res.json.bind(res);
+  // v0.3's router (A2A-Version absent or 0.3) answers errors as `{ code, message, data }`.
+  const legacy = /^(0\.3(\.\d+)?)?$/.test((res.req.get("a2a-version") ?? "").trim());
+  res.json = (body: unknown) => {
+    if (res.headersSent || res.statusCode < 400) return json(body);
+    res.json = json;
+    if (state.failure) {
+      if (!legacy) restError(res, state.failure);
+      else {
+        for (const [k, v] of Object.entries(state.failure.headers)) res.setHeader(k, v);
+        res.status(state.failure.status);
+        json(appErrorToJsonRpc(state.failure, true).error);
+      }
+      return res;
+    }
+    const b = body as { error?: { message?: string; details?: unknown[] }; code?: number; message?: string } | undefined;
+    // An A2A error the SDK mapped carries its ErrorInfo (v1.0) or its own code (v0.3): as is.
+    if (res.statusCode < 500 || b?.error?.details?.length || (legacy && b?.code !== INTERNAL_ERROR)) return json(body);
+    const message = b?.error?.message ?? b?.message ?? "";
+    if (!state.entered) {
+      res.status(400);
+      return json(legacy ? { code: INVALID_PARAMS, message: `Invalid parameters: ${message}`.slice(0, 300) } : { error: { code: 400, status: "INVALID_ARGUMENT", message: `Invalid parameters: ${message}`.slice(0, 300), details: [] } });
+    }
+    runtime.log.error({ message }, "A2A REST call failed");
+    return json(legacy ? internalJsonRpcError() : { error: { code: 500, status: "INTERNAL", message: "Internal error", details: [] } });
+  };
+}
+
+export function restBinding(runtime: Runtime, handler: A2ARequestHandler, auth: AgentKeyAuth, maxBody: string): (RequestHandler | ErrorRequestHandler)[] {
+  // The JSON-RPC route's body limit (the SDK's parser, which then skips a parsed body, takes 100 kB).
+  const body = express.json({ limit: maxBody, strict: false, type: ["application/json", "application/a2a+json"] });
+  const bodyErrors: ErrorRequestHandler = (err, _req, res, next) => {
+    const type = (err as { type?: string })?.type;
+    if (type === "entity.too.large") return restError(res, new AppError("payload_too_large", `The request body is larger than ${maxBody}`));
+    if (type === "entity.parse.failed") return res.status(400).json({ error: { code: 400, status: "INVALID_ARGUMENT", message: "Invalid JSON payload", details: [] } });
+    next(err);
+  };
+  const authenticate: RequestHandler = async (req, res, next) => {
+    // The key first, before the body is read: a caller without one learns nothing else.
+    let principal;
+    try {
+      principal = await auth(req, String(req.params.agentId));
+    } catch (err) {
+      if (err instanceof AppError) return restError(res, err);
+      return next(err);
+    }
+    const left = new AbortController();
+    res.on("close", () => res.writableFinished || left.abort());
+    const state: CallState = {
+      principal,
+      left: left.signal,
+      onRateLimit: (s) => {
+        if (res.headersSent) return;
+        const h = rateLimitHeaders(s);
+        for (const k in h) res.setHeader(k, h[k]!);
+      },
+    };
+    res.locals[CALL_STATE] = state;
+    responses.set(state, res);
+    answerOwnErrors(runtime, res, state);
+    next();
+  };
+
+  // After the body is parsed: the fresh key check where no later statement re-checks the key.
+  const userBuilder: UserBuilder = async (req) => {
+    const state = stateOf(req);
+    const body = req.body as { message?: { taskId?: unknown } } | undefined;
+    const chatSend = !state.principal.automation && req.method === "POST" && CHAT_SEND.test(req.path) && !body?.message?.taskId;
+    if (!chatSend) {
+      try {
+        state.principal = await auth(req, String(req.params.agentId ?? state.principal.agent.id), { fresh: true });
+      } catch (err) {
+        if (err instanceof AppError) state.failure = err;
+        throw err;
+      }
+    }
+    // The call state rides on the user into the context the SDK builds (contextBuilder below).
+    return { isAuthenticated: true, userName: state.principal.keyId, [CALL_STATE]: state };
+  };
+
+  const sdkRouter = restHandler({
+    requestHandler: withHeldStreams(handler),
+    userBuilder,
+    legacyCompat: { enabled: true },
+    contextBuilder: (args) => {
+      const context = defaultServerCallContextBuilder(args);
+      context.state.set(CALL_STATE, (args.user as { [CALL_STATE]?: CallState })[CALL_STATE]);
+      return context;
+    },
+  });
+  return [authenticate, body, bodyErrors, sdkRouter];
+}
+
+/**
+ * The stream methods' events wait for the call's `eventsWaitFor` before the first leaves (a task
+ * whose record is not yet durable is never named, as on JSON-RPC), and a quiet stream gets an SSE
+ * comment every 15 s; everything else is the handler itself.
+ */
+function withHeldStreams(handler: A2ARequestHandler): A2ARequestHandler {
+  const held = (method: "sendMessageStream" | "resubscribe") =>
+    async function* (this: unknown, params: never, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+      const state = context.state.get(CALL_STATE) as CallState;
+      const it = (handler[method] as (p: never, c: ServerCallContext) => AsyncGenerator<StreamResponse, void, undefined>).call(handler, params, context)[Symbol.asyncIterator]();
+      let heartbeat: NodeJS.Timeout | undefined;
+      try {
+        const first = await it.next();
+        if (first.done) return;
+        await state.eventsWaitFor;
+        yield first.value;
+        const res = responses.get(state);
+        heartbeat = res ? setInterval(() => res.headersSent && !res.writableEnded && res.write(": keep-alive\n\n"), HEARTBEAT_MS) : undefined;
+        for (;;) {
+          const next = await it.next();
+          if (next.done) return;
+          yield next.value;
+        }
+      } finally {
+        clearInterval(heartbeat);
+        await it.return?.(undefined);
+      }
+    };
+  return new Proxy(handler, {
+    get(target, prop, receiver) {
+      if (prop === "sendMessageStream" || prop === "resubscribe") return held(prop);
+      return Reflect.get(target, prop, receiver) as unknown;
+    },
+  });
+}
