@@ -593,6 +593,31 @@ export const LedgerEntry = defineEntity({
 export type ILedgerEntry = InferEntity<typeof LedgerEntry>;
 
 /**
+ * What model calls cost, per account, agent, model and UTC hour (billing/usage-rollup.ts): the
+ * sums usage() would take over the ledger's call rows of that hour. Kept by a trigger on
+ * ledger_entries in the inserting statement's own transaction, so it is never behind the ledger.
+ * Agent and model are '' when the call rows had none (a unique key cannot hold nulls as equal).
+ */
+export const UsageRollup = defineEntity({
+  name: "UsageRollup",
+  tableName: "usage_rollups",
+  properties: {
+    id: p.bigint("number").primary().autoincrement(),
+    account: () => p.manyToOne(Account).deleteRule("cascade"),
+    /** The hour's start (UTC). */
+    bucket: p.datetime(),
+    agentId: p.string().default(""),
+    model: p.string().length(100).default(""),
+    costMicros: p.bigint("number").default(0),
+    requests: p.bigint("number").default(0),
+    inputTokens: p.bigint("number").default(0),
+    outputTokens: p.bigint("number").default(0),
+  },
+  uniques: [{ name: "usage_rollups_key_unique", properties: ["account", "bucket", "agentId", "model"] }],
+});
+export type IUsageRollup = InferEntity<typeof UsageRollup>;
+
+/**
  * Per-key requests-per-minute windows of the chat API (src/chat/rate-limit.ts): row `key:<keyId>`
  * counts `points` in the window that ends at `expire` (epoch ms). Updated by one upsert per request.
  */
@@ -632,6 +657,7 @@ export const entities = [
   AuditEntry,
   LedgerEntry,
   RateLimitWindow,
+  UsageRollup,
   Delivery,
   DeliveryAttempt,
 ];
