@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, condition, defineSignal, isCancellation, proxyActivities, proxyLocalActivities, setHandler } from "@temporalio/workflow";
 import type { JobActivities } from "../src/jobs/activities.js";
-import { NON_RETRYABLE_TYPES, SLOT_FREE_SIGNAL, SLOT_WAIT_FIRST_MS, SLOT_WAIT_MAX_MS, type RunTimeouts, type WaitForSlot } from "./contract.js";
+import { HEARTBEAT_TIMEOUT_MS, NON_RETRYABLE_TYPES, SLOT_FREE_SIGNAL, SLOT_WAIT_FIRST_MS, SLOT_WAIT_MAX_MS, type RunTimeouts, type WaitForSlot } from "./contract.js";
 
 // Deterministic only: every side effect is an activity.
 
@@ -79,9 +79,13 @@ export async function agentRun(jobId: string): Promise<void> {
   if (!markedDone) await bookkeeping.markJobDone(jobId);
 }
 
-const maintenance = proxyActivities<JobActivities>({ startToCloseTimeout: "10 minutes", retry: { maximumAttempts: 5 } });
+// The purge runs as long as there is to purge, a batch at a time; its heartbeats say it is alive.
+const retention = proxyActivities<JobActivities>({ startToCloseTimeout: "6 hours", heartbeatTimeout: HEARTBEAT_TIMEOUT_MS, retry: { maximumAttempts: 5 } });
 
-/** Run by the retention Schedule; `asOf` (ISO time) lets a test purge as if later. */
-export async function purgePayloads(asOf?: string): Promise<number> {
-  return maintenance.purgeExpiredPayloads(asOf);
+/**
+ * Run by the retention Schedule and by the operator's runRetention; `asOf` (ISO time) lets a test
+ * purge as if later; `runId` names the run's record (default: this workflow's id).
+ */
+export async function purgePayloads(asOf?: string, runId?: string): Promise<number> {
+  return retention.purgeExpiredPayloads(asOf, runId);
 }

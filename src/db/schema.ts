@@ -552,7 +552,11 @@ export const AuditEntry = defineEntity({
     payloadPurgedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
   },
-  indexes: [{ properties: ["account", "createdAt"] }],
+  indexes: [
+    { properties: ["account", "createdAt"] },
+    // Retention's batches take the oldest payloads not purged yet (jobs/retention.ts): once purged, an entry leaves this index.
+    { name: "audit_entries_unpurged_idx", properties: ["createdAt"], where: { payloadPurgedAt: null } },
+  ],
 });
 export type IAuditEntry = InferEntity<typeof AuditEntry>;
 
@@ -618,6 +622,31 @@ export const UsageRollup = defineEntity({
 export type IUsageRollup = InferEntity<typeof UsageRollup>;
 
 /**
+ * One run of the retention purge (jobs/retention.ts), the operator's record of it: each batch
+ * adds its counts in its own transaction, so the row says how far a run got even after a crash.
+ */
+export const RetentionRun = defineEntity({
+  name: "RetentionRun",
+  tableName: "retention_runs",
+  properties: {
+    id: p.string().length(100).primary(),
+    /** "Now" for the whole run: what is older than an account's window as of this time goes. */
+    asOf: p.datetime(),
+    /** running, done or failed (a run that stopped between batches stays running until a rerun of it finishes). */
+    status: p.string().length(16),
+    batches: p.integer().default(0),
+    payloads: p.integer().default(0),
+    idempotencyRecords: p.integer().default(0),
+    error: p.text().nullable(),
+    startedAt: p.datetime().defaultRaw("now()"),
+    updatedAt: p.datetime().defaultRaw("now()"),
+    finishedAt: p.datetime().nullable(),
+  },
+  indexes: [{ properties: ["startedAt"] }],
+});
+export type IRetentionRun = InferEntity<typeof RetentionRun>;
+
+/**
  * Per-key requests-per-minute windows of the chat API (src/chat/rate-limit.ts): row `key:<keyId>`
  * counts `points` in the window that ends at `expire` (epoch ms). Updated by one upsert per request.
  */
@@ -658,6 +687,7 @@ export const entities = [
   LedgerEntry,
   RateLimitWindow,
   UsageRollup,
+  RetentionRun,
   Delivery,
   DeliveryAttempt,
 ];
