@@ -2,7 +2,7 @@ import { Arg, Ctx, Field, ID, Int, Mutation, ObjectType, Query, Resolver } from 
 import { randomBase62 } from "../infra/ids.js";
 import { requireOperator, type GraphQLContext } from "../graphql/context.js";
 import { PURGE_WORKFLOW } from "../../workflows/contract.js";
-import { createRetentionRun, listRetentionRuns, type RetentionRunRow } from "./retention.js";
+import { createRetentionRun, failRetentionRun, listRetentionRuns, type RetentionRunRow } from "./retention.js";
 
 @ObjectType("RetentionRun", { description: "One run of the retention purge; its counts grow batch by batch" })
 export class RetentionRunType {
@@ -38,7 +38,10 @@ export class RetentionResolver {
     const id = `retention-operator-${Date.now()}-${randomBase62(4)}`;
     const asOf = new Date();
     await createRetentionRun(pool, id, asOf);
-    await temporal.client.workflow.start(PURGE_WORKFLOW, { taskQueue: config.temporal.taskQueue, workflowId: id, args: [asOf.toISOString(), id] });
+    await temporal.client.workflow.start(PURGE_WORKFLOW, { taskQueue: config.temporal.taskQueue, workflowId: id, args: [asOf.toISOString(), id] }).catch(async (err: unknown) => {
+      await failRetentionRun(pool, id, String(err));
+      throw err;
+    });
     return RetentionRunType.from((await listRetentionRuns(pool, 1, id))[0]!);
   }
 }

@@ -140,3 +140,8 @@ export async function listRetentionRuns(db: pg.Pool, limit: number, id: string |
 export async function createRetentionRun(db: pg.Pool, runId: string, asOf: Date): Promise<void> {
   await db.query(START_RUN.with({ runId, asOf }));
 }
+
+/** A run that could not be started (Temporal refused it) is failed, not left running. */
+export async function failRetentionRun(db: pg.Pool, runId: string, error: string): Promise<void> {
+  await db.query(END_RUN.with({ runId, status: "failed", error: error.slice(0, 1000) }));
+}
