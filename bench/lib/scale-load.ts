@@ -36,10 +36,8 @@ async function growThreads(pool: pg.Pool, agentId: string, target: number, tag: 
       `with src as (select id, (row_number() over (order by id) - 1)::int as k from threads where agent_id = $1 and id not like '%copy%'),
             c as (select g.i, 'thr_copy${tag}_' || g.i as nid, s.id as sid, ${spread(30)} as at
                     from generate_series($2::int, $3::int) g(i) join src s on s.k = g.i % (select count(*) from src)),
-            t as (insert into threads select (jsonb_populate_record(null::threads, to_jsonb(o) || jsonb_build_object('id', c.nid, 'created_at', c.at, 'updated_at', c.at, 'busy_until', null, 'turn_id', null))).*
-                    from c join threads o on o.id = c.sid)
-       insert into messages select (jsonb_populate_record(null::messages, to_jsonb(m) || jsonb_build_object('id', nextval('messages_id_seq'), 'thread_id', c.nid, 'created_at', c.at))).*
-         from c join messages m on m.thread_id = c.sid`,
+            t as (insert into threads select r.* from c join threads o on o.id = c.sid cross join lateral jsonb_populate_record(null::threads, to_jsonb(o) || jsonb_build_object('id', c.nid, 'created_at', c.at, 'updated_at', c.at, 'busy_until', null, 'turn_id', null)) r)
+       insert into messages select r.* from c join messages m on m.thread_id = c.sid cross join lateral jsonb_populate_record(null::messages, to_jsonb(m) || jsonb_build_object('id', nextval('messages_id_seq'), 'thread_id', c.nid, 'created_at', c.at)) r`,
       [agentId, lo, hi],
     ),
   );
@@ -57,12 +55,9 @@ async function growJobs(pool: pg.Pool, accountId: string, target: number, tag: s
       `with src as (select id, (row_number() over (order by id) - 1)::int as k from jobs where account_id = $1 and id not like '%copy%' and status in ('done', 'failed')),
             c as (select g.i, 'job_copy${tag}_' || g.i as nid, s.id as sid, ${spread(33)} as at
                     from generate_series($2::int, $3::int) g(i) join src s on s.k = g.i % (select count(*) from src)),
-            j as (insert into jobs select (jsonb_populate_record(null::jobs, to_jsonb(o) || jsonb_build_object('id', c.nid, 'thread_id', null, 'created_at', c.at, 'started_at', c.at, 'finished_at', c.at, 'replay_of', null))).*
-                    from c join jobs o on o.id = c.sid),
-            a as (insert into audit_entries select (jsonb_populate_record(null::audit_entries, to_jsonb(e) || jsonb_build_object('id', 'aud_copy${tag}_' || c.i, 'job_id', c.nid, 'created_at', c.at))).*
-                    from c join audit_entries e on e.job_id = c.sid)
-       insert into a2a_tasks select (jsonb_populate_record(null::a2a_tasks, to_jsonb(t) || jsonb_build_object('id', c.nid, 'created_at', c.at, 'updated_at', c.at))).*
-         from c join a2a_tasks t on t.id = c.sid`,
+            j as (insert into jobs select r.* from c join jobs o on o.id = c.sid cross join lateral jsonb_populate_record(null::jobs, to_jsonb(o) || jsonb_build_object('id', c.nid, 'thread_id', null, 'created_at', c.at, 'started_at', c.at, 'finished_at', c.at, 'replay_of', null)) r),
+            a as (insert into audit_entries select r.* from c join audit_entries e on e.job_id = c.sid cross join lateral jsonb_populate_record(null::audit_entries, to_jsonb(e) || jsonb_build_object('id', 'aud_copy${tag}_' || c.i, 'job_id', c.nid, 'created_at', c.at)) r)
+       insert into a2a_tasks select r.* from c join a2a_tasks t on t.id = c.sid cross join lateral jsonb_populate_record(null::a2a_tasks, to_jsonb(t) || jsonb_build_object('id', c.nid, 'created_at', c.at, 'updated_at', c.at)) r`,
       [accountId, lo, hi],
     ),
   );
@@ -75,8 +70,7 @@ async function growLedger(pool: pg.Pool, accountId: string, target: number, tag:
   await chunks(target - have, (lo, hi) =>
     pool.query(
       `with src as (select id, (row_number() over (order by id) - 1)::int as k from ledger_entries where account_id = $1 and reference not like '%copy%' and kind in ('hold', 'hold_release'))
-       insert into ledger_entries select (jsonb_populate_record(null::ledger_entries, to_jsonb(o) || jsonb_build_object('id', nextval('ledger_entries_id_seq'), 'reference', 'copy' || g.i, 'created_at', ${spread(30)}))).*
-         from generate_series($2::int, $3::int) g(i) join src s on s.k = g.i % (select count(*) from src) join ledger_entries o on o.id = s.id`,
+       insert into ledger_entries select r.* from generate_series($2::int, $3::int) g(i) join src s on s.k = g.i % (select count(*) from src) join ledger_entries o on o.id = s.id cross join lateral jsonb_populate_record(null::ledger_entries, to_jsonb(o) || jsonb_build_object('id', nextval('ledger_entries_id_seq'), 'reference', 'copy' || g.i, 'created_at', ${spread(30)})) r`,
       [accountId, lo, hi],
     ),
   );
@@ -88,8 +82,7 @@ async function growChatTasks(pool: pg.Pool, agentId: string, target: number, tag
   await chunks(target - have, (lo, hi) =>
     pool.query(
       `with src as (select id, (row_number() over (order by id) - 1)::int as k from a2a_tasks where agent_id = $1 and id not like '%copy%')
-       insert into a2a_tasks select (jsonb_populate_record(null::a2a_tasks, to_jsonb(o) || jsonb_build_object('id', 'tsk_copy${tag}_' || g.i, 'created_at', ${spread(30)}, 'updated_at', ${spread(30)}))).*
-         from generate_series($2::int, $3::int) g(i) join src s on s.k = g.i % (select count(*) from src) join a2a_tasks o on o.id = s.id`,
+       insert into a2a_tasks select r.* from generate_series($2::int, $3::int) g(i) join src s on s.k = g.i % (select count(*) from src) join a2a_tasks o on o.id = s.id cross join lateral jsonb_populate_record(null::a2a_tasks, to_jsonb(o) || jsonb_build_object('id', 'tsk_copy${tag}_' || g.i, 'created_at', ${spread(30)}, 'updated_at', ${spread(30)})) r`,
       [agentId, lo, hi],
     ),
   );
