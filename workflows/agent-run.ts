@@ -6,6 +6,7 @@ import {
   INPUT_ANSWERED_SIGNAL,
   INPUT_CHECK_FIRST_MS,
   INPUT_CHECK_MAX_MS,
+  HEARTBEAT_TIMEOUT_MS,
   NON_RETRYABLE_TYPES,
   SLOT_FREE_SIGNAL,
   SLOT_WAIT_FIRST_MS,
@@ -126,9 +127,13 @@ export async function agentRun(jobId: string): Promise<void> {
   if (!markedDone) await bookkeeping.markJobDone(jobId);
 }
 
-const maintenance = proxyActivities<JobActivities>({ startToCloseTimeout: "10 minutes", retry: { maximumAttempts: 5 } });
+// The purge runs as long as there is to purge, a batch at a time; its heartbeats say it is alive.
+const retention = proxyActivities<JobActivities>({ startToCloseTimeout: "6 hours", heartbeatTimeout: HEARTBEAT_TIMEOUT_MS, retry: { maximumAttempts: 5 } });
 
-/** Run by the retention Schedule; `asOf` (ISO time) lets a test purge as if later. */
-export async function purgePayloads(asOf?: string): Promise<number> {
-  return maintenance.purgeExpiredPayloads(asOf);
+/**
+ * Run by the retention Schedule and by the operator's runRetention; `asOf` (ISO time) lets a test
+ * purge as if later; `runId` names the run's record (default: this workflow's id).
+ */
+export async function purgePayloads(asOf?: string, runId?: string): Promise<number> {
+  return retention.purgeExpiredPayloads(asOf, runId);
 }

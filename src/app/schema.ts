@@ -10,6 +10,7 @@ import { AgentThreadsResolver, ThreadResolver } from "../threads/resolvers.js";
 import { AgentTriggersResolver, JobResolver, TriggerResolver } from "../triggers/resolvers.js";
 import { JobListResolver } from "../jobs/resolvers.js";
 import { InputRequestResolver } from "../input-requests/resolvers.js";
+import { RetentionResolver } from "../jobs/retention-resolvers.js";
 import { BillingResolver } from "../billing/resolvers.js";
 import { TriggerJobsResolver } from "../triggers/jobs-resolver.js";
 import { JobDeliveriesResolver, TriggerCallbackResolver } from "../triggers/callback-resolvers.js";
@@ -19,7 +20,7 @@ import { AgentSchedulesResolver, ScheduleResolver } from "../agent-jobs/schedule
 import { createPubSub } from "@graphql-yoga/subscription";
 
 /** Every capability's resolvers; a capability adds its resolver classes here. */
-export const resolvers = [AccountResolver, AgentResolver, AgentAutomationResolver, AgentProtocolUrlsResolver, ApiKeyResolver, AgentApiKeysResolver, ThreadResolver, AgentThreadsResolver, TriggerResolver, AgentTriggersResolver, JobResolver, JobListResolver, TriggerJobsResolver, BillingResolver, TestWebhookResolver, ReplayResolver, ScheduleResolver, AgentSchedulesResolver, TriggerCallbackResolver, JobDeliveriesResolver, InputRequestResolver] as const;
+export const resolvers = [AccountResolver, AgentResolver, AgentAutomationResolver, AgentProtocolUrlsResolver, ApiKeyResolver, AgentApiKeysResolver, ThreadResolver, AgentThreadsResolver, TriggerResolver, AgentTriggersResolver, JobResolver, JobListResolver, TriggerJobsResolver, BillingResolver, TestWebhookResolver, ReplayResolver, ScheduleResolver, AgentSchedulesResolver, TriggerCallbackResolver, JobDeliveriesResolver, InputRequestResolver, RetentionResolver] as const;
 
 export async function buildGraphQLSchema(pubSub?: PubSub): Promise<GraphQLSchema> {
   return buildSchema({

@@ -225,6 +225,8 @@ const envSchema = z.object({
   /** A2A streams that follow a task (SubscribeToTask, a streamed send to an automation agent) open at once per key on one API instance; more are refused with 429. */
   A2A_MAX_STREAMS_PER_KEY: z.coerce.number().int().min(1).max(100_000).default(10),
   METRICS_JOBS_REFRESH_SECONDS: z.coerce.number().min(1).max(3600).default(15),
+  /** Audit entries (or idempotency records) the retention purge handles per transaction: a request waits at most for one batch. */
+  RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(1000),
   // OpenTelemetry's standard names; tracing is on when an endpoint is set (see README, Telemetry).
   OTEL_EXPORTER_OTLP_ENDPOINT: url(["http:", "https:"]).optional(),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: url(["http:", "https:"]).optional(),
@@ -342,6 +344,7 @@ export interface Config {
   a2aMaxStreamsPerKey: number;
   /** How stale the API's active-job gauges may be: /metrics queries them at most this often. */
   metricsJobsRefreshMs: number;
+  retentionBatchSize: number;
   /** The worker's /metrics port (Temporal SDK + job metrics); unset: no worker metrics server. */
   workerMetricsPort: number | undefined;
   /** OpenTelemetry traces: `tracesUrl` set means on (OTLP/HTTP JSON to that URL). */
@@ -507,6 +510,7 @@ export function loadConfig(
     },
     a2aMaxStreamsPerKey: env.A2A_MAX_STREAMS_PER_KEY,
     metricsJobsRefreshMs: env.METRICS_JOBS_REFRESH_SECONDS * 1000,
+    retentionBatchSize: env.RETENTION_BATCH_SIZE,
     workerMetricsPort: env.WORKER_METRICS_PORT,
     telemetry: {
       tracesUrl:

@@ -325,6 +325,8 @@ export const Job = defineEntity({
     { name: "jobs_account_status_created_idx", properties: ["account", "status", "createdAt", "id"] },
     // /metrics counts active jobs through this index: bounded by the work in flight, not by history.
     { name: "jobs_active_idx", properties: ["status"], where: "status in ('queued', 'running')" },
+    // jobEventsSince (a listener's reconnect) reads the jobs changed since a time: their last transition's time.
+    { name: "jobs_changed_at_idx", expression: `create index "jobs_changed_at_idx" on "jobs" ((coalesce("finished_at", "started_at", "created_at")))` },
   ],
 });
 export type IJob = InferEntity<typeof Job>;
@@ -586,7 +588,11 @@ export const AuditEntry = defineEntity({
     payloadPurgedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
   },
-  indexes: [{ properties: ["account", "createdAt"] }],
+  indexes: [
+    { properties: ["account", "createdAt"] },
+    // Retention's batches take the oldest payloads not purged yet (jobs/retention.ts): once purged, an entry leaves this index.
+    { name: "audit_entries_unpurged_idx", properties: ["createdAt"], where: { payloadPurgedAt: null } },
+  ],
 });
 export type IAuditEntry = InferEntity<typeof AuditEntry>;
 
@@ -625,6 +631,56 @@ export const LedgerEntry = defineEntity({
   ],
 });
 export type ILedgerEntry = InferEntity<typeof LedgerEntry>;
+
+/**
+ * What model calls cost, per account, agent, model and UTC hour (billing/usage-rollup.ts): the
+ * sums usage() would take over the ledger's call rows of that hour. Kept by a trigger on
+ * ledger_entries in the inserting statement's own transaction, so it is never behind the ledger.
+ * Agent and model are '' when the call rows had none (a unique key cannot hold nulls as equal).
+ */
+export const UsageRollup = defineEntity({
+  name: "UsageRollup",
+  tableName: "usage_rollups",
+  properties: {
+    id: p.bigint("number").primary().autoincrement(),
+    account: () => p.manyToOne(Account).deleteRule("cascade"),
+    /** The hour's start (UTC). */
+    bucket: p.datetime(),
+    agentId: p.string().default(""),
+    model: p.string().length(100).default(""),
+    costMicros: p.bigint("number").default(0),
+    requests: p.bigint("number").default(0),
+    inputTokens: p.bigint("number").default(0),
+    outputTokens: p.bigint("number").default(0),
+  },
+  uniques: [{ name: "usage_rollups_key_unique", properties: ["account", "bucket", "agentId", "model"] }],
+});
+export type IUsageRollup = InferEntity<typeof UsageRollup>;
+
+/**
+ * One run of the retention purge (jobs/retention.ts), the operator's record of it: each batch
+ * adds its counts in its own transaction, so the row says how far a run got even after a crash.
+ */
+export const RetentionRun = defineEntity({
+  name: "RetentionRun",
+  tableName: "retention_runs",
+  properties: {
+    id: p.string().length(100).primary(),
+    /** "Now" for the whole run: what is older than an account's window as of this time goes. */
+    asOf: p.datetime(),
+    /** running, done or failed (a run that stopped between batches stays running until a rerun of it finishes). */
+    status: p.string().length(16),
+    batches: p.integer().default(0),
+    payloads: p.integer().default(0),
+    idempotencyRecords: p.integer().default(0),
+    error: p.text().nullable(),
+    startedAt: p.datetime().defaultRaw("now()"),
+    updatedAt: p.datetime().defaultRaw("now()"),
+    finishedAt: p.datetime().nullable(),
+  },
+  indexes: [{ properties: ["startedAt"] }],
+});
+export type IRetentionRun = InferEntity<typeof RetentionRun>;
 
 /**
  * Per-key requests-per-minute windows of the chat API (src/chat/rate-limit.ts): row `key:<keyId>`
@@ -667,6 +723,8 @@ export const entities = [
   AuditEntry,
   LedgerEntry,
   RateLimitWindow,
+  UsageRollup,
+  RetentionRun,
   Delivery,
   DeliveryAttempt,
 ];

@@ -54,6 +54,17 @@ export class Metrics {
     labelNames: ["reason"] as const,
     registers: [this.registry],
   });
+  readonly retentionBatches = new Counter({
+    name: "retention_batches_total",
+    help: "Batches (one transaction each) the retention purge committed in this worker",
+    registers: [this.registry],
+  });
+  readonly retentionPurged = new Counter({
+    name: "retention_purged_total",
+    help: "What the retention purge removed in this worker: payloads (audit entries with every copy) and idempotency_records",
+    labelNames: ["kind"] as const,
+    registers: [this.registry],
+  });
   readonly jobRunsFinished = new Counter({
     name: "job_runs_finished_total",
     help: "Agent runs this worker finished, by final status",

@@ -7,7 +7,7 @@ import { InputRequested, type AskedInput, type AskHandler } from "./ask.js";
 import { wakeWaitingRuns } from "./slot-wake.js";
 import { executeAgent, newExecution } from "./execute.js";
 import { runTimeouts } from "./limits.js";
-import { purgeExpired } from "./retention.js";
+import { runRetention } from "./retention.js";
 import { beginRunRow, markDone, markFailed, saveFailureDetails, saveOutputAndMarkDone, startAttempt } from "./store.js";
 
 function classify(err: unknown): Error {
@@ -98,9 +98,26 @@ export function createJobActivities(runtime: Runtime, extras: { ask?: AskHandler
       wakeWaitingRuns(runtime, jobId);
     },
 
-    /** Retention (jobs/retention.ts): every copy of expired payloads, and day-old idempotency records. `asOf` defaults to now. */
-    async purgeExpiredPayloads(asOf?: string): Promise<number> {
-      return (await purgeExpired(pool, asOf ? new Date(asOf) : new Date())).payloads;
+    /**
+     * Retention (jobs/retention.ts): every copy of expired payloads, and day-old idempotency
+     * records, in batches. `asOf` defaults to now; the run is `runId` (default: the workflow's id,
+     * so a retried attempt goes on with the same run). Heartbeats after every batch: a dead
+     * worker's run is retried elsewhere, and a cancelled one stops between batches.
+     */
+    async purgeExpiredPayloads(asOf?: string, runId?: string): Promise<number> {
+      const ctx = Context.current();
+      const { metrics } = runtime;
+      const run = await runRetention(pool, runId ?? ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId, asOf ? new Date(asOf) : new Date(), {
+        batchSize: runtime.config.retentionBatchSize,
+        signal: ctx.cancellationSignal,
+        onBatch: (b) => {
+          metrics.retentionBatches.inc();
+          metrics.retentionPurged.inc({ kind: "payloads" }, b.payloads);
+          metrics.retentionPurged.inc({ kind: "idempotency_records" }, b.idempotencyRecords);
+          ctx.heartbeat(b);
+        },
+      });
+      return run.payloads;
     },
   };
 }

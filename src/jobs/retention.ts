@@ -1,10 +1,12 @@
 import type pg from "pg";
-import { AgentIdempotencyRecord, InputRequest } from "../db/schema.js";
+import { AgentIdempotencyRecord, AuditEntry, IdempotencyRecord, InputRequest, RetentionRun } from "../db/schema.js";
 import { sqlNames } from "../db/names.js";
+import { statement } from "../db/statement.js";
 import { purgeDeliveryBodiesCte } from "../outbound/store.js";
 
-const R = sqlNames(AgentIdempotencyRecord);
-const I = sqlNames(InputRequest);
+const E = sqlNames(AuditEntry);
+const R = sqlNames(RetentionRun);
+const Q = sqlNames(InputRequest);
 
 /** What a purged run's error text becomes: the run still reads as failed, without what it said. */
 export const PURGED = "[purged]";
@@ -20,26 +22,128 @@ export const PURGED = "[purged]";
  * audit entry is dated like its original (replayJob copies the date), so both go together.
  * Idempotency records go 24 hours after their webhook.
  *
- * `asOf` is "now" for the whole pass (tests move it forward instead of waiting for the window).
+ * The purge goes in batches of at most `batchSize` audit entries (or idempotency records), one
+ * transaction each: the oldest expired entries nobody else has locked (`skip locked`), so the
+ * purge never waits for a request and a request waits at most for the one batch that holds a row
+ * it wants. Each batch also adds its counts to the run's row (retention_runs), so a run that
+ * stopped (a crash, a killed worker) says how far it got, and running it again goes on where it
+ * stopped: a purged entry is no longer expired, nothing is purged twice.
  */
-export async function purgeExpired(db: pg.Pool, asOf: Date): Promise<{ payloads: number; idempotencyRecords: number }> {
-  const { rows } = await db.query<{ payloads: number }>(
-    `with expired as (
-       select e.id as audit_id, e.job_id from audit_entries e join accounts a on a.id = e.account_id
-       where e.payload_purged_at is null and e.created_at < $1::timestamptz - make_interval(days => a.retention_days)
-         and not exists (select 1 from jobs j where j.id = e.job_id and j.status in ('queued', 'running', 'input_required'))
+const PURGE_PAYLOADS = statement(
+  "retention-purge-payloads",
+  (p) => `with expired as (
+       select e.${E.id} as audit_id, e.${E.job} as job_id from ${E.table} e join accounts a on a.id = e.${E.account}
+       where e.${E.payloadPurgedAt} is null and e.${E.createdAt} < ${p("asOf")}::timestamptz - make_interval(days => a.retention_days)
+         and not exists (select 1 from jobs j where j.id = e.${E.job} and j.status in ('queued', 'running', 'input_required'))
+       order by e.${E.createdAt} limit ${p("limit")} for update of e skip locked
      ),
-     audits as (update audit_entries set payload = null, result = null, payload_purged_at = $1 where id in (select audit_id from expired) returning id),
+     audits as (update ${E.table} set ${E.payload} = null, ${E.result} = null, ${E.payloadPurgedAt} = ${p("asOf")} where ${E.id} in (select audit_id from expired) returning ${E.id}),
      runs as (update jobs set result = null, logs = null, error = case when error is null then null else '${PURGED}' end
               where id in (select job_id from expired) returning thread_id),
      steps as (update job_steps set result = null where job_id in (select job_id from expired) and result is not null),
-     inputs as (update ${I.table} set ${I.prompt} = '', ${I.schema} = null, ${I.answer} = null where ${I.job} in (select job_id from expired) and (${I.prompt} <> '' or ${I.schema} is not null or ${I.answer} is not null)),
+     inputs as (update ${Q.table} set ${Q.prompt} = '', ${Q.schema} = null, ${Q.answer} = null where ${Q.job} in (select job_id from expired) and (${Q.prompt} <> '' or ${Q.schema} is not null or ${Q.answer} is not null)),
      messages as (update messages set content = '', data = null where thread_id in (select thread_id from runs where thread_id is not null)),
-     ${purgeDeliveryBodiesCte("bodies", "expired")}
-     select count(*)::int as payloads from audits`,
-    [asOf],
+     ${purgeDeliveryBodiesCte("bodies", "expired")},
+     progress as (update ${R.table} set ${R.batches} = ${R.batches} + 1, ${R.payloads} = ${R.payloads} + (select count(*) from audits), ${R.updatedAt} = now()
+                  where ${R.id} = ${p("runId")})
+     select count(*)::int as n from audits`,
+);
+
+/** The expired records of one idempotency table, a batch at a time (they only block a retried webhook's dedup). */
+function purgeRecords(name: string, table: string, expiresAt: string) {
+  return statement(
+    name,
+    (p) => `with gone as (delete from ${table} where ctid = any(array(select ctid from ${table} where ${expiresAt} <= ${p("asOf")} limit ${p("limit")} for update skip locked)) returning 1),
+       progress as (update ${R.table} set ${R.batches} = ${R.batches} + 1, ${R.idempotencyRecords} = ${R.idempotencyRecords} + (select count(*) from gone), ${R.updatedAt} = now()
+                    where ${R.id} = ${p("runId")})
+       select count(*)::int as n from gone`,
   );
-  const idem = await db.query("delete from idempotency_records where expires_at <= $1", [asOf]);
-  const byAgent = await db.query(`delete from ${R.table} where ${R.expiresAt} <= $1`, [asOf]);
-  return { payloads: rows[0]?.payloads ?? 0, idempotencyRecords: (idem.rowCount ?? 0) + (byAgent.rowCount ?? 0) };
+}
+const I = sqlNames(IdempotencyRecord);
+const AI = sqlNames(AgentIdempotencyRecord);
+const PURGE_RECORDS = [purgeRecords("retention-purge-idempotency", I.table, I.expiresAt), purgeRecords("retention-purge-agent-idempotency", AI.table, AI.expiresAt)];
+
+const START_RUN = statement(
+  "retention-run-start",
+  (p) => `insert into ${R.table} (${R.id}, ${R.asOf}, ${R.status}) values (${p("runId")}, ${p("asOf")}, 'running')
+          on conflict (${R.id}) do update set ${R.status} = 'running', ${R.error} = null, ${R.updatedAt} = now() returning ${R.asOf} as "asOf"`,
+);
+const END_RUN = statement(
+  "retention-run-end",
+  (p) => `update ${R.table} set ${R.status} = ${p("status")}, ${R.error} = ${p("error")}, ${R.updatedAt} = now(), ${R.finishedAt} = now() where ${R.id} = ${p("runId")}
+          returning ${R.payloads} as payloads, ${R.idempotencyRecords} as "idempotencyRecords"`,
+);
+
+export interface RetentionProgress {
+  payloads: number;
+  idempotencyRecords: number;
+}
+
+export interface RetentionOptions {
+  batchSize: number;
+  /** Stops the run between batches (a worker shutting down, a cancelled activity, a test's crash). */
+  signal?: AbortSignal;
+  /** After each batch: what it purged (a heartbeat, the metrics). */
+  onBatch?: (batch: RetentionProgress) => void;
+}
+
+/**
+ * Runs (or goes on with) the retention run `runId` as of `asOf` (a rerun keeps the first start's
+ * `asOf`, so it purges exactly what the first would have). Returns what the whole run purged,
+ * over every call that worked on it.
+ */
+export async function runRetention(db: pg.Pool, runId: string, asOf: Date, o: RetentionOptions): Promise<RetentionProgress> {
+  const { rows } = await db.query<{ asOf: Date }>(START_RUN.with({ runId, asOf }));
+  const at = rows[0]!.asOf;
+  try {
+    for (const [step, key] of [[PURGE_PAYLOADS, "payloads"], ...PURGE_RECORDS.map((s) => [s, "idempotencyRecords"] as const)] as const) {
+      for (;;) {
+        o.signal?.throwIfAborted();
+        const n = (await db.query<{ n: number }>(step.with({ asOf: at, limit: o.batchSize, runId }))).rows[0]?.n ?? 0;
+        o.onBatch?.({ payloads: key === "payloads" ? n : 0, idempotencyRecords: key === "payloads" ? 0 : n });
+        // A short batch: nothing more is expired, except rows locked right now (the next run takes them).
+        if (n < o.batchSize) break;
+      }
+    }
+  } catch (err) {
+    // Stopped between batches: the run stays `running` (a rerun finishes it); a failing statement marks it failed.
+    if (!o.signal?.aborted) await db.query(END_RUN.with({ runId, status: "failed", error: String(err).slice(0, 1000) })).catch(() => {});
+    throw err;
+  }
+  return (await db.query<RetentionProgress>(END_RUN.with({ runId, status: "done", error: null }))).rows[0]!;
+}
+
+export interface RetentionRunRow {
+  id: string;
+  asOf: Date;
+  status: string;
+  batches: number;
+  payloads: number;
+  idempotencyRecords: number;
+  error: string | null;
+  startedAt: Date;
+  updatedAt: Date;
+  finishedAt: Date | null;
+}
+
+const LIST_RUNS = statement(
+  "retention-runs-list",
+  (p) => `select ${R.id} as id, ${R.asOf} as "asOf", ${R.status} as status, ${R.batches} as batches, ${R.payloads} as payloads, ${R.idempotencyRecords} as "idempotencyRecords",
+                 ${R.error} as error, ${R.startedAt} as "startedAt", ${R.updatedAt} as "updatedAt", ${R.finishedAt} as "finishedAt"
+            from ${R.table} where (${p("id")}::text is null or ${R.id} = ${p("id")}) order by ${R.startedAt} desc, ${R.id} desc limit ${p("limit")}`,
+);
+
+/** The latest retention runs, newest first (or the one run `id`). */
+export async function listRetentionRuns(db: pg.Pool, limit: number, id: string | null = null): Promise<RetentionRunRow[]> {
+  return (await db.query<RetentionRunRow>(LIST_RUNS.with({ id, limit }))).rows;
+}
+
+/** Creates the run's row before it is started (the operator's mutation answers with it at once). */
+export async function createRetentionRun(db: pg.Pool, runId: string, asOf: Date): Promise<void> {
+  await db.query(START_RUN.with({ runId, asOf }));
+}
+
+/** A run that could not be started (Temporal refused it) is failed, not left running. */
+export async function failRetentionRun(db: pg.Pool, runId: string, error: string): Promise<void> {
+  await db.query(END_RUN.with({ runId, status: "failed", error: error.slice(0, 1000) }));
 }

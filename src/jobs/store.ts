@@ -75,7 +75,8 @@ export const NOTIFY_STATUS = `pg_notify('${JOB_STATUS}', json_build_object('jobI
 
 /**
  * The current state, as status events, of every job that changed since `since`: what a listener
- * that lost its connection may have missed (rare, so a scan is acceptable).
+ * that lost its connection may have missed. Its condition is the expression of jobs_changed_at_idx,
+ * so it reads the jobs that changed, not the table.
  */
 export async function jobEventsSince(db: pg.Pool, since: Date): Promise<JobStatusEvent[]> {
   const { rows } = await db.query<JobStatusEvent>(

@@ -200,4 +200,17 @@ describe("usage and cost reconcile with the ledger", () => {
     expect(bad.status).toBeLessThan(500);
     expect(bad.errors?.length).toBeGreaterThan(0);
   });
+  it("the hourly rollup holds the ledger's call rows exactly, hour by hour, after every real write path", async () => {
+    // Holds, releases, batch finishes, extra charges, failed calls and runs all went through the trigger.
+    const byHour = `select account_id, date_trunc('hour', created_at, 'UTC') as bucket, coalesce(agent_id, '') as agent_id, coalesce(model, '') as model,
+                           -sum(amount_micros)::bigint as cost, count(*) filter (where kind = 'hold')::bigint as requests, sum(input_tokens)::bigint as i, sum(output_tokens)::bigint as o
+                      from ledger_entries where kind in ('hold', 'hold_release', 'charge') group by 1, 2, 3, 4`;
+    const { rows } = await app.runtime.pool.query(
+      `select count(*)::int as n from (${byHour}) l full join usage_rollups r using (account_id, bucket, agent_id, model)
+        where r.id is null or l.cost is null or (l.cost, l.requests, l.i, l.o) is distinct from (r.cost_micros, r.requests, r.input_tokens, r.output_tokens)`,
+    );
+    expect(rows[0].n).toBe(0);
+    const { rows: count } = await app.runtime.pool.query("select count(*)::int as n from usage_rollups");
+    expect(count[0].n).toBeGreaterThan(0);
+  });
 });
