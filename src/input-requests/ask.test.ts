@@ -1,5 +1,6 @@
 import { createClient, type Client } from "graphql-ws";
 import { Webhook } from "standardwebhooks";
+import { MockActivityEnvironment } from "@temporalio/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { answerByGraphql, jobOf, postAnswer, waitForStatus } from "../../test/helpers/ask.js";
@@ -196,7 +197,7 @@ describe("runs that ask", () => {
     expect((await answerByGraphql(app.url, admin, jobId, { approved: true })).errors).toBeUndefined();
     await waitForStatus(app.url, admin, jobId, ["DONE"]);
     const later = new Date(Date.now() + 400 * 86_400_000).toISOString();
-    expect(await createJobActivities(app.runtime).purgeExpiredPayloads(later)).toBeGreaterThanOrEqual(1);
+    expect(await new MockActivityEnvironment().run(createJobActivities(app.runtime).purgeExpiredPayloads, later, "ask-test-purge")).toBeGreaterThanOrEqual(1);
     const { rows } = await app.runtime.pool.query("select prompt, schema, answer, status from input_requests where job_id = $1", [jobId]);
     expect(rows).toEqual([{ prompt: "", schema: null, answer: null, status: "answered" }]);
     const steps = await app.runtime.pool.query("select result from job_steps where job_id = $1 and key = '3:ask'", [jobId]);

@@ -1,3 +1,4 @@
+import { MockActivityEnvironment } from "@temporalio/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { createAccount } from "../../test/helpers/graphql.js";
@@ -85,7 +86,7 @@ describe("agent runs", () => {
     await waitForJob(app.url, fresh.body.job_id, { "x-trigger-secret": t.secret });
     await gql(app.url, admin, `mutation { updateAccountSettings(input: { retentionDays: 7 }) { retentionDays } }`);
     await app.runtime.pool.query("update audit_entries set created_at = now() - interval '8 days' where job_id = $1", [old.body.job_id]);
-    const purged = await createJobActivities(app.runtime).purgeExpiredPayloads();
+    const purged = await new MockActivityEnvironment().run(createJobActivities(app.runtime).purgeExpiredPayloads, undefined, "runs-test-purge");
     expect(purged).toBeGreaterThanOrEqual(1);
     const rows = await app.runtime.pool.query("select job_id, payload, payload_purged_at from audit_entries where job_id = any($1) and account_id = $2", [[old.body.job_id, fresh.body.job_id], accountId]);
     const byJob = Object.fromEntries(rows.rows.map((r) => [r.job_id, r]));
