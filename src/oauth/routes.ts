@@ -6,7 +6,7 @@ import { AppError } from "../errors/app-error.js";
 import { consumeRateLimit } from "../chat/rate-limit.js";
 import { createProvider, OAUTH_ROUTES } from "./provider.js";
 import { interactionRoutes } from "./interactions.js";
-import { protectedResourceMetadata, protectedResourcePath } from "./resources.js";
+import { OAUTH_SCOPE, protectedResourceMetadata } from "./resources.js";
 import { sweepOAuthModels } from "./adapter.js";
 
 /**
@@ -18,6 +18,17 @@ import { sweepOAuthModels } from "./adapter.js";
  */
 const AS_METADATA = new Set(["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"]);
 const SWEEP_EVERY_MS = 10 * 60_000;
+
+/**
+ * An authorization request that asks for no scope gets the one scope there is (clients that do
+ * not read `scopes_supported` would otherwise get a code for no access at all).
+ */
+function defaultScope(req: Request): void {
+  const url = new URL(req.url, "http://x");
+  if (url.searchParams.get("scope")) return;
+  url.searchParams.set("scope", OAUTH_SCOPE);
+  req.url = url.pathname + url.search;
+}
 
 export const oauthRoutes: RouteModule = (runtime) => {
   const router = express.Router();
@@ -51,6 +62,7 @@ export const oauthRoutes: RouteModule = (runtime) => {
       if (req.method !== "GET" && req.method !== "HEAD" && req.method !== "OPTIONS") return next();
       req.url = "/.well-known/openid-configuration";
     } else if (!path.startsWith("/oauth/")) return next();
+    else if (path === OAUTH_ROUTES.authorization && req.method === "GET") defaultScope(req);
     handler ??= getProvider().callback() as (req: Request, res: Response) => unknown;
     handler(req, res);
   });

@@ -45,7 +45,7 @@ describe("fuzz: the OAuth endpoints never answer 5xx", () => {
   it("POST /oauth/register: any body and content type", async () => {
     await fc.assert(
       fc.asyncProperty(fc.oneof(bodyText, jsonValue.map((v) => JSON.stringify({ redirect_uris: ["http://127.0.0.1/cb"], ...(typeof v === "object" && v && !Array.isArray(v) ? v : { x: v }) }))), contentType, async (body, type) => {
-        await below500(`register ${String(body).slice(0, 200)}`, await fetch(`${app.url}/oauth/register`, { method: "POST", headers: { "content-type": type }, body }));
+        await below500(`register ${String(body).slice(0, 200)}`, await fetch(`${app.url}/oauth/register`, { method: "POST", headers: { "content-type": type }, body: body as BodyInit }));
       }),
       { seed: SEED, numRuns: RUNS },
     );
@@ -56,7 +56,7 @@ describe("fuzz: the OAuth endpoints never answer 5xx", () => {
       fc.asyncProperty(fc.constantFrom("/oauth/token", "/oauth/revoke"), fc.oneof(form, bodyText), fc.oneof(fc.constant("application/x-www-form-urlencoded"), contentType), fc.option(headerValue), async (path, body, type, authorization) => {
         const headers: Record<string, string> = { "content-type": type };
         if (authorization) headers.authorization = authorization;
-        await below500(`${path} ${String(body).slice(0, 200)}`, await fetch(app.url + path, { method: "POST", headers, body }));
+        await below500(`${path} ${String(body).slice(0, 200)}`, await fetch(app.url + path, { method: "POST", headers, body: body as BodyInit }));
       }),
       { seed: SEED, numRuns: RUNS },
     );
@@ -80,7 +80,7 @@ describe("fuzz: the OAuth endpoints never answer 5xx", () => {
         const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded" };
         if (cookie) headers.cookie = cookie;
         const url = `${app.url}/oauth/interaction/${uid}${action}`;
-        await below500(`${url.slice(0, 200)} ${body.slice(0, 100)}`, await fetch(url, { method: action ? "POST" : "GET", headers, body: action ? body : undefined, redirect: "manual" }));
+        await below500(`${url.slice(0, 200)} ${body.slice(0, 100)}`, await fetch(url, { method: action ? "POST" : "GET", headers, body: action ? (body as BodyInit) : undefined, redirect: "manual" }));
       }),
       { seed: SEED, numRuns: RUNS },
     );
@@ -98,7 +98,7 @@ describe("fuzz: the OAuth endpoints never answer 5xx", () => {
       fc.asyncProperty(fc.constantFrom("/login", "/confirm", "/abort", ""), fc.oneof(form, bodyText), fc.oneof(fc.constant("application/x-www-form-urlencoded"), contentType), async (action, body, type) => {
         const { path, cookie } = await start();
         const url = new URL(path, app.url).href + action;
-        await below500(`${action} ${String(body).slice(0, 200)}`, await fetch(url, { method: action ? "POST" : "GET", headers: { cookie, "content-type": type }, body: action ? body : undefined, redirect: "manual" }));
+        await below500(`${action} ${String(body).slice(0, 200)}`, await fetch(url, { method: action ? "POST" : "GET", headers: { cookie, "content-type": type }, body: action ? (body as BodyInit) : undefined, redirect: "manual" }));
       }),
       { seed: SEED, numRuns: Math.max(20, Math.round(RUNS / 2)) },
     );
