@@ -2,7 +2,7 @@ import express, { type Request, type Response } from "express";
 import type Provider from "oidc-provider";
 import { resolveAdminToken } from "../accounts/admin-tokens.js";
 import type { Runtime } from "../runtime/runtime.js";
-import { createOAuthKey } from "./keys.js";
+import { AgentGone, createOAuthKey } from "./keys.js";
 import { renderConsent, renderErrorPage, renderLogin } from "./pages.js";
 import { INTERACTION_PATH } from "./provider.js";
 import { agentOfResource, OAUTH_SCOPE } from "./resources.js";
@@ -91,7 +91,13 @@ export function interactionRoutes(runtime: Runtime, provider: () => Provider): e
     if (missingOidc.length) grant.addOIDCScope(missingOidc.join(" "));
     grant.addResourceScope(i.resource, OAUTH_SCOPE);
     const grantId = await grant.save();
-    await createOAuthKey(runtime, { accountId, agentId: i.agentId!, grantId, clientId: i.clientId, clientName: i.clientName });
+    try {
+      await createOAuthKey(runtime, { accountId, agentId: i.agentId!, grantId, clientId: i.clientId, clientName: i.clientName });
+    } catch (err) {
+      if (!(err instanceof AgentGone)) throw err;
+      await grant.destroy();
+      return html(res, 409, renderErrorPage("invalid_request", "The agent was deleted while you were signing in; start again from the application"));
+    }
     await provider().interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
   });
 

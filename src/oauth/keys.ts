@@ -21,6 +21,12 @@ export interface ConsentKey {
   clientName: string;
 }
 
+export class AgentGone extends Error {
+  constructor() {
+    super("the agent of the consent is gone");
+  }
+}
+
 export async function createOAuthKey(runtime: Runtime, c: ConsentKey): Promise<string> {
   const id = newId("key");
   const name = `${c.clientName} (OAuth)`.slice(0, 200);
@@ -29,7 +35,7 @@ export async function createOAuthKey(runtime: Runtime, c: ConsentKey): Promise<s
      select $1, a.account_id, a.id, $4, $5, 'oauth', '', 'OAUTH', $6, $7, $8, now() from agents a where a.id = $3 and a.account_id = $2`,
     [id, c.accountId, c.agentId, name, sha256Hex(`oauth-grant:${c.grantId}`), c.clientName.slice(0, 200), c.clientId, c.grantId],
   );
-  if (!rowCount) throw new Error("the agent of the consent is gone");
+  if (!rowCount) throw new AgentGone();
   return id;
 }
 

@@ -37,7 +37,8 @@ export const oauthRoutes: RouteModule = (runtime) => {
   const getProvider = () => (provider ??= createProvider(runtime));
 
   const resourceMetadata = (path: (id: string) => string, name: string) => (req: Request, res: Response) => {
-    res.set("Cache-Control", "public, max-age=3600").json(protectedResourceMetadata(runtime.config.publicBaseUrl, path(String(req.params.agentId)), name));
+    // Public documents: browser-based clients (an MCP inspector) read them across origins.
+    res.set({ "Cache-Control": "public, max-age=3600", "Access-Control-Allow-Origin": "*" }).json(protectedResourceMetadata(runtime.config.publicBaseUrl, path(String(req.params.agentId)), name));
   };
   router.get("/.well-known/oauth-protected-resource/api/mcp/:agentId", resourceMetadata(mcpPath, "Agent Gateway agent (MCP)"));
   router.get("/.well-known/oauth-protected-resource/api/a2a/:agentId", resourceMetadata(a2aPath, "Agent Gateway agent (A2A)"));
