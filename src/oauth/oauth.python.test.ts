@@ -1,16 +1,13 @@
-import { spawn } from "node:child_process";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
-import { createInterface } from "node:readline";
 import { existsSync } from "node:fs";
-import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type Browser } from "playwright-core";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
 import { createAccount, gql } from "../../test/helpers/graphql.js";
 import { makeTestCa, type TestCa } from "../../test/helpers/tls.js";
-import { authorizeInBrowser } from "../../test/helpers/oauth-browser.js";
+import { python, pythonSignInAndChat } from "../../test/helpers/oauth-python.js";
 
 /**
  * DESIGN §20 end to end: the official Python MCP SDK's OAuthClientProvider (test/clients/mcp_oauth.py),
@@ -19,7 +16,6 @@ import { authorizeInBrowser } from "../../test/helpers/oauth-browser.js";
  * pages: admin token, Sign in, Allow → code with iss → token) and calls `chat`. Once with dynamic
  * registration, once with a CIMD served over HTTPS on loopback (fetched under the egress rules).
  */
-const python = process.env.OPENAI_PYTHON ?? resolve(".tools/py-venv/bin/python");
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const REDIRECT = "http://127.0.0.1:53682/callback";
 
@@ -69,33 +65,7 @@ describe("OAuth sign-in with the Python MCP SDK and Chromium", () => {
     ca?.cleanup();
   });
 
-  /** Runs the Python client; its AUTHORIZE line is answered by Chromium. */
-  const signInAndChat = (clientMetadataUrl?: string) =>
-    new Promise<{ out: any; consentText: string; pageErrors: string[]; callback: URL }>((ok, fail) => {
-      const child = spawn(python, [resolve("test/clients/mcp_oauth.py")], { env: { ...process.env, MCP_URL: mcpUrl, REDIRECT_URI: REDIRECT, CLIENT_METADATA_URL: clientMetadataUrl ?? "" } });
-      let stderr = "";
-      child.stderr.on("data", (d) => (stderr += d));
-      const seen: { consentText: string; pageErrors: string[]; callback?: URL } = { consentText: "", pageErrors: [] };
-      const timer = setTimeout(() => child.kill(), 120_000);
-      createInterface({ input: child.stdout }).on("line", (line) => {
-        if (line.startsWith("AUTHORIZE ")) {
-          authorizeInBrowser(browser, line.slice(10), REDIRECT, admin, "Allow").then(
-            (a) => {
-              Object.assign(seen, { consentText: a.consentText, pageErrors: a.pageErrors, callback: a.callbackUrl });
-              child.stdin.write(a.callbackUrl.href + "\n");
-            },
-            (err) => {
-              child.kill();
-              fail(err);
-            },
-          );
-        } else if (line.startsWith("{")) {
-          clearTimeout(timer);
-          ok({ out: JSON.parse(line), consentText: seen.consentText, pageErrors: seen.pageErrors, callback: seen.callback! });
-        }
-      });
-      child.on("exit", (code) => code && fail(new Error(`python exited ${code}\n${stderr}`)));
-    });
+  const signInAndChat = (clientMetadataUrl?: string) => pythonSignInAndChat(browser, { mcpUrl, redirect: REDIRECT, adminToken: admin, clientMetadataUrl });
 
   const oauthKeys = async () =>
     ((await gql(app.url, admin, `query($id: ID!) { agent(id: $id) { apiKeys { id kind clientName clientId name lastUsedAt } } }`, { id: agentId })).data!.agent.apiKeys as any[]).filter((k) => k.kind === "OAUTH");
