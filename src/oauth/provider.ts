@@ -109,6 +109,8 @@ export function createProvider(runtime: Runtime): Provider {
   const provider = new Provider(issuer, configuration);
   provider.proxy = config.trustProxy !== false;
   allowLoopbackPorts(provider);
+  // Through our logger, never the request (tokens, codes and admin tokens travel in it).
+  provider.on("server_error", (_ctx: unknown, err: Error) => runtime.log.error({ err: { name: err.name, message: err.message } }, "OAuth server error"));
   return provider;
 }
 
