@@ -70,16 +70,16 @@ describe("A2A conformance edge cases", () => {
 
   it("the card's securitySchemes: v1.0's oneof shape unless v0.3 is asked for", async () => {
     const card = async (headers: Record<string, string>, path = "agent-card.json") => (await fetch(`${app.url}/api/a2a/${jobAgent}/.well-known/${path}`, { headers })).json() as Promise<any>;
-    const v1 = { bearer: { httpAuthSecurityScheme: expect.objectContaining({ scheme: "bearer" }) }, apiKey: { apiKeySecurityScheme: expect.objectContaining({ location: "header", name: "X-API-Key" }) } };
-    const legacy = { bearer: expect.objectContaining({ type: "http", scheme: "bearer" }), apiKey: expect.objectContaining({ type: "apiKey", in: "header", name: "X-API-Key" }) };
+    const v1 = { bearer: { httpAuthSecurityScheme: expect.objectContaining({ scheme: "bearer" }) }, apiKey: { apiKeySecurityScheme: expect.objectContaining({ location: "header", name: "X-API-Key" }) }, oauth2: { oauth2SecurityScheme: expect.objectContaining({ flows: { authorizationCode: expect.objectContaining({ pkceRequired: true }) } }) } };
+    const legacy = { bearer: expect.objectContaining({ type: "http", scheme: "bearer" }), apiKey: expect.objectContaining({ type: "apiKey", in: "header", name: "X-API-Key" }), oauth2: expect.objectContaining({ type: "oauth2", flows: { authorizationCode: expect.objectContaining({ tokenUrl: `${app.url}/oauth/token` }) } }) };
     for (const headers of [{}, { "A2A-Version": "1.0" }] as Record<string, string>[]) {
       const c = await card(headers);
       expect(c.securitySchemes, JSON.stringify(headers)).toEqual(v1);
-      expect(c.securityRequirements).toHaveLength(2);
+      expect(c.securityRequirements).toHaveLength(3);
       expect(c.supportedInterfaces[0]).toMatchObject({ protocolBinding: "JSONRPC", protocolVersion: "1.0" });
     }
     // No version: v0.3's fields that do not clash ride along, as the reference SDK serves them.
-    expect(await card({})).toMatchObject({ url: `${app.url}/api/a2a/${jobAgent}`, protocolVersion: "0.3.0", security: [{ bearer: [] }, { apiKey: [] }] });
+    expect(await card({})).toMatchObject({ url: `${app.url}/api/a2a/${jobAgent}`, protocolVersion: "0.3.0", security: [{ bearer: [] }, { apiKey: [] }, { oauth2: ["agent"] }] });
     expect((await card({ "A2A-Version": "0.3" })).securitySchemes).toEqual(legacy);
     expect((await card({}, "agent.json")).securitySchemes).toEqual(legacy);
   });

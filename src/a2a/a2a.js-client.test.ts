@@ -76,8 +76,14 @@ describe("A2A through the JavaScript SDK", () => {
     expect(card.securitySchemes).toEqual({
       bearer: { httpAuthSecurityScheme: expect.objectContaining({ scheme: "bearer" }) },
       apiKey: { apiKeySecurityScheme: expect.objectContaining({ location: "header", name: "X-API-Key" }) },
+      oauth2: {
+        oauth2SecurityScheme: expect.objectContaining({
+          oauth2MetadataUrl: `${app.url}/.well-known/oauth-authorization-server`,
+          flows: { authorizationCode: expect.objectContaining({ authorizationUrl: `${app.url}/oauth/authorize`, tokenUrl: `${app.url}/oauth/token`, pkceRequired: true }) },
+        }),
+      },
     });
-    expect(card.securityRequirements).toHaveLength(2);
+    expect(card.securityRequirements).toHaveLength(3);
     expect(card.capabilities).toMatchObject({ streaming: true, pushNotifications: true });
     expect(JSON.stringify(card)).not.toContain("secret instructions");
     const etag = r.headers.get("etag")!;
@@ -88,7 +94,7 @@ describe("A2A through the JavaScript SDK", () => {
     );
     expect(again).toBe(304);
     const legacy = await (await fetch(`${app.url}/api/a2a/${chatAgent}/.well-known/agent.json`)).json();
-    expect(legacy).toMatchObject({ url: `${app.url}/api/a2a/${chatAgent}`, protocolVersion: "0.3.0", security: [{ bearer: [] }, { apiKey: [] }] });
+    expect(legacy).toMatchObject({ url: `${app.url}/api/a2a/${chatAgent}`, protocolVersion: "0.3.0", security: [{ bearer: [] }, { apiKey: [] }, { oauth2: ["agent"] }] });
     expect((await fetch(`${app.url}/api/a2a/agt_nope/.well-known/agent-card.json`)).status).toBe(404);
   });
 

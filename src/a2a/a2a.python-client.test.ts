@@ -109,7 +109,7 @@ describe("A2A through the Python a2a-sdk", () => {
         const refused = out.refused[name];
         if (version === "1.0") expect(refused.shown).toMatch(new RegExp(`^A2AClientError: HTTP Error 401: Client error '401 Unauthorized: ${reason.source}`));
         else expect(refused.shown).toBe("A2AClientError: HTTP Error: 401");
-        expect(refused.challenge).toMatch(new RegExp(`^Bearer realm="a2a", error="invalid_token", error_description="${reason.source}`));
+        expect(refused.challenge).toMatch(new RegExp(`^Bearer realm="a2a", resource_metadata="[^"]+", error="invalid_token", error_description="${reason.source}`));
       }
     });
   }

@@ -2,6 +2,8 @@ import { createHash } from "node:crypto";
 import { AgentCard, type AgentSkill } from "@a2a-js/sdk";
 import type { PublicAgent } from "../agents/agent-info.js";
 import { a2aPath } from "../agents/protocol-urls.js";
+import { oauth2SchemeV03, oauth2SchemeV1 } from "../oauth/card-scheme.js";
+import { OAUTH_SCOPE } from "../oauth/resources.js";
 
 /**
  * An agent's public card (DESIGN §15): the v1.0 card, and the v0.3 card (with the v1.0
@@ -58,8 +60,9 @@ export function v1Card(agent: PublicAgent, publicBaseUrl: string): Record<string
     securitySchemes: {
       bearer: { httpAuthSecurityScheme: { scheme: "bearer", description: KEY_HELP } },
       apiKey: { apiKeySecurityScheme: { location: "header", name: "X-API-Key", description: KEY_HELP } },
+      oauth2: oauth2SchemeV1(publicBaseUrl),
     },
-    securityRequirements: [{ schemes: { bearer: { list: [] } } }, { schemes: { apiKey: { list: [] } } }],
+    securityRequirements: [{ schemes: { bearer: { list: [] } } }, { schemes: { apiKey: { list: [] } } }, { schemes: { oauth2: { list: [OAUTH_SCOPE] } } }],
     defaultInputModes: skill.inputModes,
     defaultOutputModes: skill.outputModes,
     skills: [skill],
@@ -83,8 +86,9 @@ export function v03Card(agent: PublicAgent, publicBaseUrl: string, embedV1: bool
     securitySchemes: {
       bearer: { type: "http", scheme: "bearer", description: KEY_HELP },
       apiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: KEY_HELP },
+      oauth2: oauth2SchemeV03(publicBaseUrl),
     },
-    security: [{ bearer: [] }, { apiKey: [] }],
+    security: [{ bearer: [] }, { apiKey: [] }, { oauth2: [OAUTH_SCOPE] }],
     defaultInputModes: skill.inputModes,
     defaultOutputModes: skill.outputModes,
     skills: [skill],

@@ -7,6 +7,7 @@ import { AppError } from "../errors/app-error.js";
 import { findPublicAgent, type PublicAgent } from "../agents/agent-info.js";
 import { agentKeyAuth } from "../keys/agent-key.js";
 import { bearerChallenge, reasonPhrase } from "../http/auth.js";
+import { a2aResourceMetadataPath } from "../oauth/resources.js";
 import { rateLimitHeaders } from "../chat/rate-limit.js";
 import { SseResponse } from "../chat/sse.js";
 import type { RouteModule } from "../http/server.js";
@@ -86,7 +87,9 @@ export const a2aRoutes: RouteModule = (runtime) => {
         // What is wrong with the key, where each client looks: the challenge (RFC 6750) and the
         // status line, the only part of a 401 the Python a2a-sdk prints (docs/a2a.md).
         const sent = !!(res.req.get("authorization") || res.req.get("x-api-key"));
-        res.setHeader("WWW-Authenticate", bearerChallenge({ realm: "a2a" }, sent ? err.message : undefined));
+        // resource_metadata (RFC 9728) lets an OAuth client find the authorization server (src/oauth).
+        const metadata = runtime.config.publicBaseUrl + a2aResourceMetadataPath(String(res.req.params.agentId ?? ""));
+        res.setHeader("WWW-Authenticate", bearerChallenge({ realm: "a2a", resource_metadata: metadata }, sent ? err.message : undefined));
         res.statusMessage = reasonPhrase("Unauthorized", err.message);
       }
     } else if (fallback) error = fallback;

@@ -7,6 +7,7 @@ import { consoleRoutes } from "../console/routes.js";
 import { a2aRoutes } from "../a2a/routes.js";
 import { mcpRoutes } from "../mcp/routes.js";
 import { inputRequestRoutes } from "../input-requests/routes.js";
+import { oauthRoutes } from "../oauth/routes.js";
 
 /**
  * The REST capabilities the API serves, in mount order (GraphQL is mounted before them). A2A is
@@ -14,4 +15,4 @@ import { inputRequestRoutes } from "../input-requests/routes.js";
  * a third of what an A2A call allocated beyond a chat completion was route matching), and the
  * others' requests pass one prefix check. The web console comes last: it never shadows the API.
  */
-export const apiRoutes: RouteModule[] = [healthRoutes, a2aRoutes, chatRoutes, webhookRoutes, jobRoutes, inputRequestRoutes, mcpRoutes, consoleRoutes];
+export const apiRoutes: RouteModule[] = [healthRoutes, a2aRoutes, oauthRoutes, chatRoutes, webhookRoutes, jobRoutes, inputRequestRoutes, mcpRoutes, consoleRoutes];

@@ -224,6 +224,10 @@ const envSchema = z.object({
   GRAPHQL_WS_MAX_SUBSCRIPTIONS_PER_SOCKET: z.coerce.number().int().min(1).max(100_000).default(50),
   /** A2A streams that follow a task (SubscribeToTask, a streamed send to an automation agent) open at once per key on one API instance; more are refused with 429. */
   A2A_MAX_STREAMS_PER_KEY: z.coerce.number().int().min(1).max(100_000).default(10),
+  /** OAuth dynamic client registrations (POST /oauth/register) per client IP per minute, all instances together; more answer 429. */
+  OAUTH_REGISTRATIONS_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(20),
+  /** OAuth token endpoint requests (POST /oauth/token) per client IP per minute, all instances together; more answer 429. */
+  OAUTH_TOKEN_REQUESTS_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(120),
   METRICS_JOBS_REFRESH_SECONDS: z.coerce.number().min(1).max(3600).default(15),
   /** Audit entries (or idempotency records) the retention purge handles per transaction: a request waits at most for one batch. */
   RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(1000),
@@ -340,6 +344,8 @@ export interface Config {
   schedules: { perAccount: number; minIntervalSeconds: number; firingRetryMs: number };
   /** graphql-ws limits (GRAPHQL_WS_MAX_*): message bytes, sockets per token, operations per socket. */
   graphqlWs: { maxPayloadBytes: number; maxSocketsPerToken: number; maxSubscriptionsPerSocket: number };
+  /** OAuth rate limits per client IP per minute (OAUTH_REGISTRATIONS_PER_MINUTE, OAUTH_TOKEN_REQUESTS_PER_MINUTE). */
+  oauth: { registrationsPerMinute: number; tokenRequestsPerMinute: number };
   /** A2A_MAX_STREAMS_PER_KEY. */
   a2aMaxStreamsPerKey: number;
   /** How stale the API's active-job gauges may be: /metrics queries them at most this often. */
@@ -509,6 +515,7 @@ export function loadConfig(
       maxSubscriptionsPerSocket: env.GRAPHQL_WS_MAX_SUBSCRIPTIONS_PER_SOCKET,
     },
     a2aMaxStreamsPerKey: env.A2A_MAX_STREAMS_PER_KEY,
+    oauth: { registrationsPerMinute: env.OAUTH_REGISTRATIONS_PER_MINUTE, tokenRequestsPerMinute: env.OAUTH_TOKEN_REQUESTS_PER_MINUTE },
     metricsJobsRefreshMs: env.METRICS_JOBS_REFRESH_SECONDS * 1000,
     retentionBatchSize: env.RETENTION_BATCH_SIZE,
     workerMetricsPort: env.WORKER_METRICS_PORT,

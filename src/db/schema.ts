@@ -107,6 +107,13 @@ export const ApiKey = defineEntity({
     spendLimitPeriod: p.string().length(10).nullable(),
     lastUsedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
+    /** SECRET: an `a2a_` key; OAUTH: a consent given to an OAuth client (DESIGN §20), its tokens resolved to this row. */
+    kind: p.string().length(10).default("SECRET"),
+    /** OAUTH: the client's `client_name` (or its redirect host) and `client_id` as consented. */
+    clientName: p.string().length(200).nullable(),
+    clientId: p.text().nullable(),
+    /** OAUTH: the authorization server's grant (src/oauth); deleting the key revokes it. */
+    grantId: p.string().length(100).nullable().unique(),
   },
 });
 export type IApiKey = InferEntity<typeof ApiKey>;
@@ -127,6 +134,27 @@ export const ApiKeySpend = defineEntity({
   primaryKeys: ["apiKey", "periodStart"],
 });
 export type IApiKeySpend = InferEntity<typeof ApiKeySpend>;
+
+/**
+ * What the OAuth authorization server (oidc-provider, src/oauth) stores: one row per model
+ * instance (its `kind`: Grant, Session, Interaction, AuthorizationCode, AccessToken, RefreshToken,
+ * Client, …), shared by every API instance. Token and code ids are stored as SHA-256 hashes.
+ */
+export const OAuthModel = defineEntity({
+  name: "OAuthModel",
+  tableName: "oauth_models",
+  properties: {
+    kind: p.string().length(40).primary(),
+    id: p.string().length(255).primary(),
+    payload: p.json<Record<string, unknown>>(),
+    grantId: p.string().length(100).nullable().index(),
+    uid: p.string().length(100).nullable().index(),
+    expiresAt: p.datetime().nullable().index(),
+    consumedAt: p.datetime().nullable(),
+  },
+  primaryKeys: ["kind", "id"],
+});
+export type IOAuthModel = InferEntity<typeof OAuthModel>;
 
 export const Thread = defineEntity({
   name: "Thread",
@@ -704,6 +732,7 @@ export const entities = [
   AgentSecret,
   ApiKey,
   ApiKeySpend,
+  OAuthModel,
   Thread,
   Message,
   StoredResponse,

@@ -5,7 +5,12 @@ import { bearerToken } from "../http/auth.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { AgentInfo } from "../agents/agent-info.js";
 import { KEY_EVENTS_CHANNEL } from "./service.js";
-import { keyDeleted, keyExpired, notAKey } from "./refusal.js";
+import { invalidAccessToken, keyDeleted, keyExpired, notAKey } from "./refusal.js";
+import { sqlNames } from "../db/names.js";
+import { ApiKey, OAuthModel } from "../db/schema.js";
+
+const K = sqlNames(ApiKey);
+const T = sqlNames(OAuthModel);
 
 /**
  * API-key authentication for the chat hot path. Lookups are cached in memory; an entry is evicted
@@ -56,9 +61,10 @@ export class KeyAuthenticator {
    * cache, for routes with no later database check of the key (the models list): a NOTIFY of a
    * deletion may still be in flight, and a deleted key must fail on the very next request.
    */
-  async authenticate(authorization: string | undefined, xApiKey: string | undefined, options: { fresh?: boolean } = {}): Promise<KeyPrincipal> {
+  async authenticate(authorization: string | undefined, xApiKey: string | undefined, options: { fresh?: boolean; oauth?: boolean } = {}): Promise<KeyPrincipal> {
     const token = xApiKey?.trim() || bearerToken(authorization);
     if (!token) throw new AppError("invalid_api_key", "Missing API key: send Authorization: Bearer <key> or X-API-Key: <key>");
+    if (options.oauth && !xApiKey && isOAuthToken(token)) return this.authenticateAccessToken(token);
     if (!token.startsWith("a2a_") || token.length > 200) throw notAKey(token);
     await this.ready;
     const hash = sha256Hex(token);
@@ -86,6 +92,19 @@ export class KeyAuthenticator {
     return entry.principal;
   }
 
+  /**
+   * An OAuth access token (DESIGN §20) is a credential of its consent's key: looked up with that
+   * key on every request (no cache, so a revoked token or deleted key fails at once on every
+   * instance), then the same checks as an `a2a_` key (expiry, last used; limits downstream).
+   */
+  private async authenticateAccessToken(token: string): Promise<KeyPrincipal> {
+    const entry = await load(this.runtime.pool, sha256Hex(token), this.runtime.config.defaultRateLimitPerMinute, "oauth");
+    if (!entry) throw invalidAccessToken();
+    if (entry.expiresAt !== null && entry.expiresAt <= Date.now()) throw keyExpired(new Date(entry.expiresAt));
+    this.touch(entry.principal.keyId, Date.now());
+    return entry.principal;
+  }
+
   /** lastUsedAt at most once a minute per key: fire-and-forget, and conditional across instances. */
   private touch(keyId: string, now: number): void {
     const last = this.lastUsedWrite.get(keyId);
@@ -99,7 +118,14 @@ export class KeyAuthenticator {
 
 export { keyExpired };
 
-async function load(pool: pg.Pool, hash: string, installationDefault: number): Promise<Entry | undefined> {
+/** What an OAuth access token looks like here (oidc-provider's opaque tokens): no prefix of ours. */
+const isOAuthToken = (token: string) => token.length >= 20 && token.length <= 200 && /^[A-Za-z0-9_-]+$/.test(token) && !/^(a2a|adm|opr)_/.test(token);
+
+/** The key row of `hash`: an `a2a_` key's hash, or (`oauth`) a live access token's, through its grant. */
+const OAUTH_KEY = `k.${K.grantId} = (select t.${T.grantId} from ${T.table} t where t.${T.kind} = 'AccessToken' and t.${T.id} = $1
+                     and t.${T.consumedAt} is null and t.${T.expiresAt} > now())`;
+
+async function load(pool: pg.Pool, hash: string, installationDefault: number, by: "key" | "oauth" = "key"): Promise<Entry | undefined> {
   const { rows } = await pool.query<{
     id: string;
     account_id: string;
@@ -116,7 +142,7 @@ async function load(pool: pg.Pool, hash: string, installationDefault: number): P
             a.instructions, a.default_model, a.allowed_models, a.fallback_models,
             a.script is not null as automation
        from api_keys k join agents a on a.id = k.agent_id join accounts acc on acc.id = k.account_id
-      where k.key_hash = $1`,
+      where ${by === "oauth" ? OAUTH_KEY : "k.key_hash = $1"}`,
     [hash],
   );
   const r = rows[0];

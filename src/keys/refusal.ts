@@ -23,6 +23,9 @@ export function keyOfAnotherAgent(): AppError {
   return new AppError("invalid_api_key", "This API key belongs to another agent: use a key created for the agent in this URL");
 }
 
+/** An OAuth access token that is unknown, expired or revoked (its grant or key deleted). */
+export const invalidAccessToken = (): AppError => new AppError("invalid_api_key", "Invalid access token: it is unknown, expired or revoked; sign in again");
+
 /** A key deleted since it was authenticated. */
 export const keyDeleted = (): AppError => new AppError("invalid_api_key", "Invalid API key: it has been deleted");
 

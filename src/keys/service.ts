@@ -4,7 +4,11 @@ import { sha256Hex } from "../infra/crypto.js";
 import { newId, randomToken } from "../infra/ids.js";
 import { parseUsd } from "../infra/money.js";
 import type { Runtime } from "../runtime/runtime.js";
+import { sqlNames } from "../db/names.js";
+import { OAuthModel } from "../db/schema.js";
 import { keysSpentMicros, seedKeySpend, SPEND_LIMIT_PERIODS, type SpendLimitPeriod } from "../billing/key-spend.js";
+
+const O = sqlNames(OAuthModel);
 
 /** Channel on which key changes (delete, new limit) are announced to every API instance. */
 export const KEY_EVENTS_CHANNEL = "agw_api_keys";
@@ -24,10 +28,14 @@ export interface ApiKeyRow {
   spentMicros: number | null;
   lastUsedAt: Date | null;
   createdAt: Date;
+  kind: "SECRET" | "OAUTH";
+  clientName: string | null;
+  clientId: string | null;
 }
 
 const COLUMNS = `id, agent_id as "agentId", name, prefix, last4, rate_limit_per_minute as "rateLimitPerMinute", expires_at as "expiresAt",
-  spend_limit_micros::text as "spendLimitMicros", spend_limit_period as "spendLimitPeriod", last_used_at as "lastUsedAt", created_at as "createdAt"`;
+  spend_limit_micros::text as "spendLimitMicros", spend_limit_period as "spendLimitPeriod", last_used_at as "lastUsedAt", created_at as "createdAt",
+  kind, client_name as "clientName", client_id as "clientId"`;
 const SELECT = `select ${COLUMNS} from api_keys`;
 
 function checkRateLimit(value: number | null | undefined): void {
@@ -106,8 +114,10 @@ export async function listApiKeys(pool: pg.Pool, accountId: string, agentId: str
  * goes out: an instance that hears it and reloads can never find the key again.
  */
 export async function deleteApiKey(runtime: Runtime, accountId: string, id: string): Promise<boolean> {
-  const { rowCount } = await runtime.pool.query("delete from api_keys where id = $1 and account_id = $2", [id, accountId]);
-  if (!rowCount) return false;
+  const { rows } = await runtime.pool.query<{ grant_id: string | null }>("delete from api_keys where id = $1 and account_id = $2 returning grant_id", [id, accountId]);
+  if (!rows[0]) return false;
+  // An OAuth consent's key: its grant and every token of it go too (its tokens already resolve to nothing).
+  if (rows[0].grant_id) await runtime.pool.query(`delete from ${O.table} where ${O.grantId} = $1`, [rows[0].grant_id]);
   await runtime.events.publish(KEY_EVENTS_CHANNEL, id);
   return true;
 }

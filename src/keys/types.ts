@@ -9,7 +9,13 @@ export enum SpendLimitPeriod {
 }
 registerEnumType(SpendLimitPeriod, { name: "SpendLimitPeriod", description: "What a key's spend limit counts: the current UTC day, the current UTC month, or everything" });
 
-@ObjectType("ApiKey", { description: "An agent's key for the chat endpoint. The key itself is shown only once, at creation." })
+export enum ApiKeyKind {
+  SECRET = "SECRET",
+  OAUTH = "OAUTH",
+}
+registerEnumType(ApiKeyKind, { name: "ApiKeyKind", description: "SECRET: an a2a_ key; OAUTH: a consent given to an OAuth client (its access tokens act as this key)" });
+
+@ObjectType("ApiKey", { description: "An agent's key (kind SECRET, shown only once, at creation) or an OAuth client's consent (kind OAUTH); deleting either revokes it everywhere at once." })
 export class ApiKeyType {
   @Field(() => ID) id!: string;
   @Field(() => ID) agentId!: string;
@@ -25,6 +31,9 @@ export class ApiKeyType {
   spent!: string | null;
   @Field(() => Date, { nullable: true, description: "Updated at most about once a minute" }) lastUsedAt!: Date | null;
   @Field(() => Date) createdAt!: Date;
+  @Field(() => ApiKeyKind) kind!: ApiKeyKind;
+  @Field(() => String, { nullable: true, description: "OAUTH: the client's name (its client_name, or its redirect host)" }) clientName!: string | null;
+  @Field(() => String, { nullable: true, description: "OAUTH: the client's client_id (a registered id or a metadata document URL)" }) clientId!: string | null;
 
   static from(row: ApiKeyRow): ApiKeyType {
     const { spendLimitMicros, spentMicros, spendLimitPeriod, ...rest } = row;

@@ -78,7 +78,7 @@ describe("wrong keys say what is wrong", () => {
         const what = `A2A ${version} ${token.slice(0, 4)}`;
         expect(res.status, what).toBe(401);
         expect(res.statusText, what).toMatch(new RegExp(`^Unauthorized: ${inner(message)}`));
-        expect(res.headers.get("www-authenticate"), what).toMatch(new RegExp(`^Bearer realm="a2a", error="invalid_token", error_description="${inner(message)}`));
+        expect(res.headers.get("www-authenticate"), what).toMatch(new RegExp(`^Bearer realm="a2a", resource_metadata="[^"]+/.well-known/oauth-protected-resource/api/a2a/[^"]+", error="invalid_token", error_description="${inner(message)}`));
         expect(((await res.json()) as { error: { message: string } }).error.message, what).toMatch(message);
       }
     }

@@ -3,7 +3,6 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { AppError } from "../errors/app-error.js";
 import { agentKeyAuth } from "../keys/agent-key.js";
 import type { RouteModule } from "../http/server.js";
-import { mcpPath } from "../agents/protocol-urls.js";
 import { attachCaller, authenticateForAgent, callerInfo, challenge } from "./auth.js";
 import { chatAgentTransport, leaseAgentMcpServer } from "./server.js";
 import { answerInvalidParams } from "./invalid-params.js";
@@ -16,21 +15,12 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 /**
  * `{PUBLIC_BASE_URL}/api/mcp/<agent_id>`: every agent is an MCP server over Streamable HTTP, in
  * the SDK's stateless mode (a fresh transport per POST, a server of the agent's kind from a pool;
- * no session to route), and the
- * protected-resource metadata its 401 challenge points at.
+ * no session to route). The protected-resource metadata its 401 challenge points at is served
+ * by the authorization server (src/oauth/routes.ts).
  */
 export const mcpRoutes: RouteModule = (runtime) => {
   const router = express.Router();
   const auth = agentKeyAuth(runtime);
-
-  router.get("/.well-known/oauth-protected-resource/api/mcp/:agentId", (req, res) => {
-    const base = runtime.config.publicBaseUrl;
-    res.set("Cache-Control", "public, max-age=3600").json({
-      resource: base + mcpPath(req.params.agentId),
-      bearer_methods_supported: ["header"],
-      resource_name: "Agent Gateway agent (MCP)",
-    });
-  });
 
   router.all("/api/mcp/:agentId", async (req, res) => {
     const { agentId } = req.params;

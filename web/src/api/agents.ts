@@ -2,7 +2,7 @@ import { gql } from "./client";
 import type { Agent } from "./types";
 
 const AGENT_FIELDS = `id name instructions defaultModel allowedModels fallbackModels kind script a2aCardUrl mcpUrl createdAt updatedAt
-  apiKeys { id name prefix last4 expiresAt spendLimit spendLimitPeriod spent lastUsedAt createdAt }
+  apiKeys { id name prefix last4 expiresAt spendLimit spendLimitPeriod spent lastUsedAt createdAt kind clientName clientId }
   triggers { id agentId description active webhookUrl createdAt }`;
 
 export const agentsApi = {

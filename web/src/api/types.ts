@@ -25,6 +25,10 @@ export interface ApiKey {
   spent: string | null;
   lastUsedAt: string | null;
   createdAt: string;
+  /** SECRET: an a2a_ key; OAUTH: a connection an OAuth client was allowed (DESIGN §20). */
+  kind: "SECRET" | "OAUTH";
+  clientName: string | null;
+  clientId: string | null;
 }
 export interface TriggerSummary {
   id: string;

@@ -85,12 +85,15 @@ export function KeysPanel({ agent, reload }: { agent: Agent; reload: () => Promi
           Create key
         </button>
       </div>
-      <p className="help">Keys call this agent on the chat endpoint. A key is shown in full only once, when it is created.</p>
+      <p className="help">
+        Keys call this agent on the chat endpoint. A key is shown in full only once, when it is created. OAuth connections (an app you allowed on the sign-in page, e.g.
+        ChatGPT or Claude) are listed here too, with the same limits; deleting one revokes its access at once.
+      </p>
       {agent.apiKeys.length === 0 ? (
         <Empty>No keys yet. Create one to call this agent from code.</Empty>
       ) : (
         <CredentialTable
-          rows={agent.apiKeys.map((k) => ({ ...k, masked: `${k.prefix}…${k.last4}`, limits: limitsOf(k) }))}
+          rows={agent.apiKeys.map((k) => ({ ...k, masked: k.kind === "OAUTH" ? `OAuth connection: ${k.clientName ?? k.clientId ?? ""}` : `${k.prefix}…${k.last4}`, limits: limitsOf(k) }))}
           limits="Limits"
           caption={`API keys of ${agent.name}`}
           valueLabel="Key"
@@ -136,7 +139,13 @@ export function KeysPanel({ agent, reload }: { agent: Agent; reload: () => Promi
       <ConfirmDialog
         open={!!toDelete}
         title={`Delete key ${toDelete?.name ?? ""}?`}
-        body={<p>Anything using this key ({toDelete ? `${toDelete.prefix}…${toDelete.last4}` : ""}) is rejected at once. This cannot be undone.</p>}
+        body={
+          toDelete?.kind === "OAUTH" ? (
+            <p>{toDelete.clientName ?? "The client"} loses access at once: its tokens stop working and it must sign in again. This cannot be undone.</p>
+          ) : (
+            <p>Anything using this key ({toDelete ? `${toDelete.prefix}…${toDelete.last4}` : ""}) is rejected at once. This cannot be undone.</p>
+          )
+        }
         confirmLabel="Delete key"
         onClose={() => setToDelete(null)}
         onConfirm={async () => {
