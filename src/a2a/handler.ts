@@ -32,14 +32,15 @@ import type { KeyPrincipal } from "../keys/auth.js";
 import { consumeRateLimit, type RateLimitState } from "../chat/rate-limit.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { cancelLocalChatTask, startChatTask } from "./chat-task.js";
-import { answerArtifact, stateName, taskStatus, toTask, type TaskView } from "./mapping.js";
+import { answerArtifact, jobPayload, stateName, taskStatus, toTask, type TaskView } from "./mapping.js";
 import { jobTaskInput } from "./job-task.js";
 import { checkHistoryLength, checkMessage, parseTimestamp } from "./validation.js";
 import { EventQueue } from "./event-queue.js";
 import { extendedCard } from "./extended-card.js";
 import { StreamSlots } from "./stream-slots.js";
 import { addPushConfig } from "./push.js";
-import { A2A_TASK_CHANNEL, deletePushConfig, findPushConfig, findTask, followTask, insertJobTask, listPushConfigs, listTasks, TERMINAL_STATES, type PushConfigRow, type TaskRow } from "./store.js";
+import { A2A_TASK_CHANNEL, deletePushConfig, findPushConfig, findTask, followTask, INPUT_REQUIRED, insertJobTask, listPushConfigs, listTasks, TERMINAL_STATES, type PushConfigRow, type TaskRow } from "./store.js";
+import { answerJobInput } from "../input-requests/answer.js";
 
 /** What the route hands the handler with each request (in the SDK's per-request context). */
 export interface CallState {
@@ -138,10 +139,18 @@ export class GatewayA2AHandler implements A2ARequestHandler {
     return toTask(await this.task(s, id), view);
   }
 
-  /** A message that names a task continues it only while it runs; A2A rejects messages to ended tasks. */
-  private async refuseFollowUp(s: CallState, m: Message): Promise<void> {
-    if (!m.taskId) return;
+  /**
+   * A message that names a task: the answer to a job task's question (input-required: a data part
+   * is the value, text alone `{ "text": … }`), which resumes the job; otherwise refused, since a
+   * task takes no more messages once it ended, and a running one none before it ends.
+   */
+  private async followUp(s: CallState, m: Message): Promise<string | undefined> {
+    if (!m.taskId) return undefined;
     const row = await this.task(s, m.taskId);
+    if (row.kind === "job" && row.state === INPUT_REQUIRED) {
+      await answerJobInput(this.runtime, s.principal.agent.accountId, row.id, jobPayload(m));
+      return row.id;
+    }
     if (isTerminal(row)) throw new UnsupportedOperationError(`Task ${m.taskId} is ${row.state}: it takes no more messages; send a new message with contextId ${row.contextId}`);
     throw new UnsupportedOperationError(`Task ${m.taskId} is still ${row.state}; wait for it to end, then send a new message with contextId ${row.contextId}`);
   }
@@ -161,7 +170,11 @@ export class GatewayA2AHandler implements A2ARequestHandler {
     // A push config refers to the task's record: it is written before the config is kept.
     const record = params.configuration?.returnImmediately || params.configuration?.taskPushNotificationConfig?.url ? "open" : onDelta !== undefined ? "alongside" : "finish";
     const m = checkMessage(params);
-    await this.refuseFollowUp(s, m);
+    const answered = await this.followUp(s, m);
+    if (answered) {
+      await this.keepPushConfig(s, params, answered);
+      return { taskId: answered };
+    }
     const { principal } = s;
     if (!principal.automation) {
       const t = await startChatTask(this.runtime, principal, m, { onRateLimit: s.onRateLimit, onDelta, record });
@@ -183,17 +196,26 @@ export class GatewayA2AHandler implements A2ARequestHandler {
     const { accountId, id: agentId } = s.principal.agent;
     if (row.kind === "job") {
       let last = row.state;
-      await waitForJob(this.runtime, accountId, row.id, {
-        until,
-        signal,
-        onStatus: async () => {
-          const now = await findTask(this.runtime.pool, accountId, agentId, row.id);
-          if (now && now.state !== last) {
-            last = now.state;
-            await onState?.(now);
-          }
-        },
-      });
+      // A question the job comes to interrupts the task: the wait ends there, as at its end.
+      const interrupted = new AbortController();
+      const stop = () => interrupted.abort();
+      signal.addEventListener("abort", stop, { once: true });
+      try {
+        await waitForJob(this.runtime, accountId, row.id, {
+          until,
+          signal: interrupted.signal,
+          onStatus: async () => {
+            const now = await findTask(this.runtime.pool, accountId, agentId, row.id);
+            if (now && now.state !== last) {
+              last = now.state;
+              await onState?.(now);
+              if (now.state === INPUT_REQUIRED) interrupted.abort();
+            }
+          },
+        });
+      } finally {
+        signal.removeEventListener("abort", stop);
+      }
       return;
     }
     // A chat task: its end is NOTIFYed; a slow poll also catches an interrupted turn.
@@ -241,7 +263,7 @@ export class GatewayA2AHandler implements A2ARequestHandler {
         await writeNow?.();
       } else {
         const row = await this.task(s, taskId);
-        if (!isTerminal(row)) await this.follow(s, row, new Date(Date.now() + waitMs), new AbortController().signal);
+        if (!isTerminal(row) && row.state !== INPUT_REQUIRED) await this.follow(s, row, new Date(Date.now() + waitMs), new AbortController().signal);
       }
       return this.reread(s, taskId, view);
     });

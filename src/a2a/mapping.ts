@@ -8,6 +8,7 @@ import type { TaskRow, TaskStateName } from "./store.js";
 const STATES: Record<TaskStateName, TaskState> = {
   submitted: TaskState.TASK_STATE_SUBMITTED,
   working: TaskState.TASK_STATE_WORKING,
+  "input-required": TaskState.TASK_STATE_INPUT_REQUIRED,
   completed: TaskState.TASK_STATE_COMPLETED,
   failed: TaskState.TASK_STATE_FAILED,
   canceled: TaskState.TASK_STATE_CANCELED,
@@ -73,9 +74,15 @@ export interface TaskView {
 /** A task's status as stored: a failed or canceled task's error is the status message. */
 export function taskStatus(row: TaskRow): Task["status"] {
   const failed = row.state === "failed" || row.state === "canceled";
+  // A question: its prompt, and its JSON Schema as a data part, so a client can build the answer.
+  const ask = row.state === "input-required" && row.inputRequest ? row.inputRequest : undefined;
   return {
     state: STATES[row.state],
-    message: failed && row.error ? agentMessage(row.id, row.contextId, "status", [textPart(row.error)]) : undefined,
+    message: ask
+      ? agentMessage(row.id, row.contextId, "input", [textPart(ask.prompt), ...(ask.schema ? [dataPart({ schema: ask.schema })] : [])])
+      : failed && row.error
+        ? agentMessage(row.id, row.contextId, "status", [textPart(row.error)])
+        : undefined,
     timestamp: new Date(row.statusAt).toISOString(),
   };
 }

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { A2aPushConfig, A2aTask, AuditEntry, Job, Thread } from "../db/schema.js";
+import { A2aPushConfig, A2aTask, AuditEntry, InputRequest, Job, Thread } from "../db/schema.js";
 import { sqlNames } from "../db/names.js";
 import { newId } from "../infra/ids.js";
 import { statement, type Param } from "../db/statement.js";
@@ -20,12 +20,15 @@ const J = sqlNames(Job);
 const H = sqlNames(Thread);
 const P = sqlNames(A2aPushConfig);
 const E = sqlNames(AuditEntry);
+const Q = sqlNames(InputRequest);
 
 /** Chat task states changes are NOTIFYed here (`{ taskId, accountId, state }`), so every instance's subscribers hear them. */
 export const A2A_TASK_CHANNEL = "a2a_task";
 
-export type TaskStateName = "submitted" | "working" | "completed" | "failed" | "canceled";
+export type TaskStateName = "submitted" | "working" | "input-required" | "completed" | "failed" | "canceled";
 export const TERMINAL_STATES: readonly TaskStateName[] = ["completed", "failed", "canceled"];
+/** A job that waits for a person's answer (`ctx.ask`): interrupted, not ended; a message on the task answers it. */
+export const INPUT_REQUIRED: TaskStateName = "input-required";
 
 export interface TaskRow {
   id: string;
@@ -37,6 +40,8 @@ export interface TaskRow {
   error: string | null;
   result: unknown;
   payload: unknown;
+  /** The question a job task waits on (state input-required), else null. */
+  inputRequest: { prompt: string; schema: unknown } | null;
   statusAt: Date;
   cursorUs: number;
 }
@@ -54,6 +59,7 @@ const STATE = `case
   when t.${T.kind} = 'chat' then case when ${INTERRUPTED} then 'failed' else t.${T.state} end
   when j.${J.status} = 'queued' then 'submitted'
   when j.${J.status} = 'running' then 'working'
+  when j.${J.status} = 'input_required' then 'input-required'
   when j.${J.status} = 'done' then 'completed'
   when j.${J.error} = 'cancelled' then 'canceled'
   else 'failed' end`;
@@ -63,6 +69,8 @@ const STATUS_AT = `coalesce(j.${J.finishedAt}, j.${J.startedAt}, j.${J.createdAt
 const COLUMNS = `t.${T.id} as id, case when t.${T.kind} = 'chat' then ${clientContextOf(`t.${T.contextId}`)} else t.${T.contextId} end as "contextId", t.${T.kind} as kind, ${STATE} as state, t.${T.request} as request,
   t.${T.answer} as answer, case when t.${T.kind} = 'chat' and ${INTERRUPTED} then '${INTERRUPTED_ERROR}' else coalesce(t.${T.error}, j.${J.error}) end as error,
   j.${J.result} as result, (select e.${E.payload} from ${E.table} e where e.${E.job} = j.${J.id} order by e.${E.createdAt} limit 1) as payload,
+  case when j.${J.status} = 'input_required' then (select json_build_object('prompt', q.${Q.prompt}, 'schema', q.${Q.schema}) from ${Q.table} q
+    where q.${Q.job} = j.${J.id} and q.${Q.status} = 'pending' order by q.${Q.createdAt} desc limit 1) end as "inputRequest",
   ${STATUS_AT} as "statusAt", (extract(epoch from ${STATUS_AT}) * 1000000)::bigint as "cursorUs"`;
 
 const FROM = `${T.table} t left join ${J.table} j on j.${J.id} = t.${T.id}`;
@@ -123,7 +131,7 @@ export async function insertWorkingChatTask(db: pg.Pool, r: ChatTaskRecord, thre
 
 /** A chat task's row as findTask reads it, from what its writer knows. */
 export function chatTaskRow(id: string, contextId: string, request: Record<string, unknown>, end: ChatTaskEnd, at: Date): TaskRow {
-  return { id, contextId, kind: "chat", state: end.state, request, answer: end.answer, error: end.error, result: null, payload: null, statusAt: at, cursorUs: at.getTime() * 1000 };
+  return { id, contextId, kind: "chat", state: end.state, request, answer: end.answer, error: end.error, result: null, payload: null, inputRequest: null, statusAt: at, cursorUs: at.getTime() * 1000 };
 }
 
 /**
@@ -211,7 +219,7 @@ export function finishTurnWithTask(r: ChatTaskRecord, written: boolean, end: Cha
 }
 
 /** A job's state as an A2A state name (`j` the job's row). */
-const JOB_STATE = `case when j.${J.status} = 'queued' then 'submitted' when j.${J.status} = 'running' then 'working' when j.${J.status} = 'done' then 'completed'
+const JOB_STATE = `case when j.${J.status} = 'queued' then 'submitted' when j.${J.status} = 'running' then 'working' when j.${J.status} = 'input_required' then 'input-required' when j.${J.status} = 'done' then 'completed'
   when j.${J.error} = 'cancelled' then 'canceled' else 'failed' end`;
 
 /**

@@ -2,7 +2,7 @@ import type pg from "pg";
 import { sqlNames } from "../db/names.js";
 import { InputRequest, type InputRequestStatus, type JobStatus } from "../db/schema.js";
 import { NOTIFY_STATUS } from "../jobs/store.js";
-import { jobInputCallbackCte } from "../outbound/store.js";
+import { jobInputCallbackCte, jobPushCte } from "../outbound/store.js";
 import type { InputState } from "../../workflows/contract.js";
 
 /** Every statement on `input_requests` (DESIGN §22). Each transition of its job NOTIFYs in the same statement. */
@@ -58,7 +58,8 @@ export async function recordAsk(db: pg.Pool, a: NewAsk): Promise<Pick<InputReque
                  where id = $2 and status = 'running' and exists (select 1 from cur where status = 'pending') ${RETURNING("running")}),
           n as (select ${NOTIFY_STATUS} from u),
           paused as (select u.id, u.account_id, u.trigger_id, c.id as request_id from u cross join cur c),
-          ${jobInputCallbackCte("paused")}
+          ${jobInputCallbackCte("paused")},
+          ${jobPushCte("u")}
      select id, status, answer, "expiresAt", (select count(*) from n)::int as notified from cur`,
     [a.id, a.jobId, a.accountId, a.stepKey, a.prompt, a.schema === null ? null : JSON.stringify(a.schema), a.tokenHash, a.timeoutSeconds],
   );

@@ -80,7 +80,7 @@ function a2aPushCte(name: string, source: string): string {
 }
 
 /** A job's status as the A2A state its push reports (null: queued, no event); `j` has `status` and `error`. */
-export const jobPushState = (j: string) => `case when ${j}.status = 'running' then 'working' when ${j}.status = 'done' then 'completed'
+export const jobPushState = (j: string) => `case when ${j}.status = 'running' then 'working' when ${j}.status = 'input_required' then 'input-required' when ${j}.status = 'done' then 'completed'
             when ${j}.status = 'failed' and ${j}.error = 'cancelled' then 'canceled' when ${j}.status = 'failed' then 'failed' end`;
 
 /**
