@@ -120,7 +120,7 @@ describe("runs that ask", () => {
     await waitForStatus(app.url, admin, jobId, ["INPUT_REQUIRED"]);
     const { answer_url: url1, id: id1 } = (await status(jobId)).input_request;
     // A forged token: the real one with its first character changed (to another one, always).
-    expect((await postAnswer(url1.replace(/token=(.)/, (_m, c: string) => `token=${c === "A" ? "B" : "A"}`), `{"approved":true}`)).status).toBe(404);
+    expect((await postAnswer(url1.replace(/token=(.)/, (_m: string, c: string) => `token=${c === "A" ? "B" : "A"}`), `{"approved":true}`)).status).toBe(404);
     expect((await postAnswer(url1.replace(/\?token=.*/, ""), `{"approved":true}`)).body.error.code).toBe("input_request_not_found");
     expect((await postAnswer(url1.replace(id1, "inp_0000000000000000"), `{"approved":true}`)).status).toBe(404);
     expect((await postAnswer(url1, `{"approved":`)).body.error.code).toBe("invalid_json");
