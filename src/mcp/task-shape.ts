@@ -56,5 +56,6 @@ export const taskHandle = (job: JobRow): TaskHandle => ({ resultType: "task", ..
 /** tasks/get's answer (a GetTaskResult: the DetailedTask, with `result` once completed). */
 export function detailedTask(job: JobRow): Record<string, unknown> {
   const base = taskBase(job);
-  return { resultType: "complete", ...base, ...(base.status === "completed" ? { result: jobResult(job) } : {}) };
+  // The inner result is a 2026-07-28 CallToolResult, which names its resultType too.
+  return { resultType: "complete", ...base, ...(base.status === "completed" ? { result: { resultType: "complete", ...jobResult(job) } } : {}) };
 }
