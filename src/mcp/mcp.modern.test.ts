@@ -101,6 +101,39 @@ describe("MCP 2026-07-28 (official TypeScript SDK v2 client) and the Tasks exten
     expect(client.getNegotiatedProtocolVersion()).toBe("2025-11-25");
     const answer = (await client.callTool({ name: "chat", arguments: { message: "legacy over v2" } })) as CallToolResult;
     expect(text(answer)).toBe("Hello from A");
+    const runner = await connect(runKey, runAgent, "legacy");
+    expect(runner.getNegotiatedProtocolVersion()).toBe("2025-11-25");
+    const statuses: string[] = [];
+    const done = (await runner.callTool({ name: "run", arguments: { input: { n: 4 } } }, { timeout: 90_000, onprogress: (p) => statuses.push(p.message ?? "") })) as CallToolResult;
+    expect(done.structuredContent).toMatchObject({ status: "done", result: { doubled: 8 } });
+    expect(statuses.at(-1)).toBe("done");
+  });
+
+  it("hostile 2026-07-28 requests get 4xx or JSON-RPC errors, never a 5xx", async () => {
+    const post = (headers: Record<string, string>, body: unknown) =>
+      fetch(url(runAgent), {
+        method: "POST",
+        headers: { authorization: `Bearer ${runKey}`, "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+        body: JSON.stringify(body),
+      });
+    const envelope = (version: unknown) => ({ "io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientInfo": { name: "x", version: "1" }, "io.modelcontextprotocol/clientCapabilities": {} });
+    const cases: [Record<string, string>, unknown][] = [
+      [{ "mcp-protocol-version": MODERN }, { jsonrpc: "2.0", id: 1, method: "tools/list" }], // a modern header without the envelope
+      [{ "mcp-protocol-version": "2099-01-01", "mcp-method": "tools/list" }, { jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: envelope("2099-01-01") } }],
+      [{ "mcp-protocol-version": MODERN, "mcp-method": "tools/call" }, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "run", arguments: {}, _meta: envelope(MODERN) } }], // no Mcp-Name
+      [{ "mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "nope" }, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "nope", _meta: envelope(MODERN) } }],
+      [{ "mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "run" }, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "run", arguments: { input: [1], wait_seconds: "x" }, _meta: envelope(MODERN) } }],
+      [{ "mcp-protocol-version": MODERN, "mcp-method": "tasks/get", "mcp-name": "x" }, { jsonrpc: "2.0", id: 1, method: "tasks/get", params: { taskId: 42, _meta: envelope(MODERN) } }],
+      [{ "mcp-protocol-version": MODERN, "mcp-method": "initialize" }, { jsonrpc: "2.0", id: 1, method: "initialize", params: { _meta: envelope(MODERN) } }],
+      [{ "mcp-protocol-version": MODERN }, [{ jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: envelope(MODERN) } }]],
+      [{ "mcp-protocol-version": MODERN, "mcp-method": "tools/list" }, { jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: "not an object" } }],
+    ];
+    for (const [headers, body] of cases) {
+      const res = await post(headers, body);
+      expect(res.status, JSON.stringify(body)).toBeLessThan(500);
+      const answer = (await res.text()).trim();
+      if (res.status !== 202) expect(answer, JSON.stringify(body)).toMatch(/"jsonrpc":"2.0"/);
+    }
   });
 
   it("a 2026-07-28 request is still refused 401 without a valid key of this agent", async () => {
