@@ -1,12 +1,11 @@
 import { McpServer, type CacheHint } from "@modelcontextprotocol/server";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/server/validators/ajv";
-import { z } from "zod";
 import type { Runtime } from "../runtime/runtime.js";
 import { modernToolCall } from "./modern-call.js";
 import { agentTools, serverIdentity, type AgentProfile } from "./server.js";
 import { TASKS_EXTENSION } from "./task-shape.js";
 import { serveTasks } from "./tasks.js";
-import { isTaskHandle } from "./tool-spec.js";
+import { isTaskHandle, objectSchema } from "./tool-spec.js";
 
 /**
  * The MCP server of an agent profile for the 2026-07-28 revision, on the TypeScript SDK v2
@@ -39,7 +38,7 @@ export function modernAgentServer(runtime: Runtime, profile: AgentProfile): McpS
   const specs = agentTools(runtime, profile);
   for (const spec of specs) {
     const { name, title, description, annotations } = spec;
-    server.registerTool(name, { title, description, inputSchema: z.object(spec.input), outputSchema: z.object(spec.output), annotations }, async (args, ctx) => {
+    server.registerTool(name, { title, description, inputSchema: objectSchema(spec.input), outputSchema: objectSchema(spec.output), annotations }, async (args, ctx) => {
       const result = await spec.call(args, modernToolCall(ctx, false));
       if (isTaskHandle(result)) throw new Error("a task answer without the Tasks extension");
       return result;

@@ -9,7 +9,7 @@ import { agentJob } from "./job-result.js";
 import { detailedTask, TASKS_EXTENSION } from "./task-shape.js";
 import { modernToolCall, tasksDeclared } from "./modern-call.js";
 import { toolError } from "./tool-result.js";
-import type { ToolSpec } from "./tool-spec.js";
+import { objectSchema, type ToolSpec } from "./tool-spec.js";
 
 /**
  * The Tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28) on an automation agent's
@@ -34,7 +34,7 @@ function requireTasks(ctx: ServerContext): void {
 const notFound = (taskId: string) => new ProtocolError(ProtocolErrorCode.InvalidParams, `Failed to retrieve task: Task ${taskId} not found`);
 
 export function serveTasks(server: McpServer, runtime: Runtime, specs: ToolSpec[]): void {
-  const inputs = new Map(specs.map((spec) => [spec.name, z.object(spec.input)]));
+  const inputs = new Map(specs.map((spec) => [spec.name, objectSchema(spec.input)]));
   const low = server.server;
 
   /** The caller's job for a task id, or -32602 (another agent's job is not found either, as get_job). */

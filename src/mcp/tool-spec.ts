@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import { z } from "zod";
 import type { KeyPrincipal } from "../keys/auth.js";
 import type { ToolResult } from "./tool-result.js";
 import type { TaskHandle } from "./task-shape.js";
@@ -48,3 +48,15 @@ export function defineTool<S extends z.ZodRawShape>(
 }
 
 export const isTaskHandle = (r: ToolResult | TaskHandle): r is TaskHandle => (r as TaskHandle).resultType === "task";
+
+/**
+ * One `z.object` per shape for the life of the process: the 2026-07-28 era builds a server per
+ * request, and a new zod object compiles its parser again on first use (most of that era's CPU
+ * per call, profiled). The shapes are module constants, so this holds a handful of entries.
+ */
+const objects = new WeakMap<z.ZodRawShape, z.ZodObject>();
+export function objectSchema(shape: z.ZodRawShape): z.ZodObject {
+  let schema = objects.get(shape);
+  if (!schema) objects.set(shape, (schema = z.object(shape)));
+  return schema;
+}
