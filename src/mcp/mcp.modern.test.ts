@@ -1,6 +1,6 @@
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from "@modelcontextprotocol/client";
 import { createTaskSessionFromClient } from "@modelcontextprotocol/ext-tasks/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
 import { createAccount } from "../../test/helpers/graphql.js";
@@ -39,7 +39,7 @@ describe("MCP 2026-07-28 (official TypeScript SDK v2 client) and the Tasks exten
   };
   const text = (r: CallToolResult) => r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
   /** One raw 2026-07-28 request, framed as the SDK frames it (envelope and standard headers). */
-  const raw = async (apiKey: string, agent: string, method: string, params: Record<string, unknown>, extensions: Record<string, unknown> = {}) => {
+  const raw = async (apiKey: string, agent: string, method: string, params: Record<string, unknown>, extensions: Record<string, unknown> = {}, signal?: AbortSignal) => {
     const meta = { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" }, "io.modelcontextprotocol/clientCapabilities": { extensions } };
     const res = await fetch(url(agent), {
       method: "POST",
@@ -52,6 +52,7 @@ describe("MCP 2026-07-28 (official TypeScript SDK v2 client) and the Tasks exten
         ...(typeof params.taskId === "string" ? { "mcp-name": params.taskId } : typeof params.name === "string" ? { "mcp-name": params.name } : {}),
       },
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: { ...params, _meta: meta } }),
+      ...(signal ? { signal } : {}),
     });
     return { status: res.status, body: (await res.json()) as { result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } } };
   };
@@ -94,6 +95,23 @@ describe("MCP 2026-07-28 (official TypeScript SDK v2 client) and the Tasks exten
 
     const listed = await raw(chatKey, chatAgent, "tools/list", {});
     expect(listed.body.result).toMatchObject({ ttlMs: 10_000, cacheScope: "private" });
+  });
+
+  it("a client that leaves a 2026-07-28 `chat` mid-turn aborts the turn (as a dropped chat stream): the thread is free again at once", async () => {
+    const opened = await raw(chatKey, chatAgent, "tools/call", { name: "chat", arguments: { message: "to be left (2026)" } });
+    const thread = (opened.body.result!.structuredContent as { thread_id: string }).thread_id;
+    const leaving = new AbortController();
+    const left = raw(chatKey, chatAgent, "tools/call", { name: "chat", arguments: { message: "#hang and leave 2026", thread_id: thread } }, {}, leaving.signal).catch((e: Error) => e);
+    await vi.waitFor(() => expect(fake.requests.some((r) => JSON.stringify(r.body).includes("#hang and leave 2026"))).toBe(true), { timeout: 10_000 });
+    leaving.abort();
+    expect(await left).toBeInstanceOf(Error);
+    await vi.waitFor(
+      async () => {
+        const again = await raw(chatKey, chatAgent, "tools/call", { name: "chat", arguments: { message: "after leaving (2026)", thread_id: thread } });
+        expect(again.body.result?.structuredContent).toMatchObject({ thread_id: thread });
+      },
+      { timeout: 4_000, interval: 200 },
+    );
   });
 
   it("the same v2 client in its default mode gets the initialize era (2025-11-25), served as before", async () => {
