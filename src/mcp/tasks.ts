@@ -1,4 +1,4 @@
-import { McpServer, MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, type CallToolResult, type ServerContext } from "@modelcontextprotocol/server";
+import { MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, type CallToolResult, type McpServer, type ServerContext } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { AppError } from "../errors/app-error.js";
 import { cancelJob } from "../jobs/control.js";
