@@ -116,6 +116,9 @@ const a2aBody = (stream: boolean) =>
 /** The same turn through A2A's HTTP+JSON binding (the method is in the URL). */
 const a2aRestBody = () => JSON.stringify({ message: { messageId: "bench", role: "ROLE_USER", parts: [{ text: PROMPT }] } });
 const mcpChatBody = () => JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "chat", arguments: { message: PROMPT } } });
+/** The same call in MCP 2026-07-28: the per-request `_meta` envelope (no discover needed, as a client with a cached one). */
+const MCP_ENVELOPE = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "bench", version: "1" }, "io.modelcontextprotocol/clientCapabilities": {} };
+const mcp2026ChatBody = () => JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "chat", arguments: { message: PROMPT }, _meta: MCP_ENVELOPE } });
 const anthropicBody = (stream: boolean) =>
   JSON.stringify({ model: "mock-claude", max_tokens: 64, messages: [{ role: "user", content: PROMPT }], ...(stream ? { stream: true } : {}) });
 
@@ -264,7 +267,7 @@ await main(async () => {
     for (const g of gatewaySpecs) {
       const spreadIds = [`gw-b${TENANTS}:${g.label}`, `gw-b${TENANTS}-cont:${g.label}`];
       const threadIds = [`gw-b-cont:${g.label}`, `gw-b-toolrt:${g.label}`];
-      if (![`gw-b:${g.label}`, ...spreadIds, ...threadIds, `gw-b-limited:${g.label}`, `gw-fallback:${g.label}`, `gw-b-tools:${g.label}`, `gw-oa:${g.label}`, `gw-a2a:${g.label}`, `gw-a2a-rest:${g.label}`, `gw-mcp:${g.label}`].some(want)) continue;
+      if (![`gw-b:${g.label}`, ...spreadIds, ...threadIds, `gw-b-limited:${g.label}`, `gw-fallback:${g.label}`, `gw-b-tools:${g.label}`, `gw-oa:${g.label}`, `gw-a2a:${g.label}`, `gw-a2a-rest:${g.label}`, `gw-mcp:${g.label}`, `gw-mcp26:${g.label}`].some(want)) continue;
       buildServer(g.root);
       const db = `gw_${g.label.replace(/\W/g, "_")}`;
       await pg.createDatabase(db);
@@ -403,6 +406,16 @@ await main(async () => {
           pid: gw.pid,
           headers: { ...auth, accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25" },
           body: mcpChatBody,
+        });
+      if (want(`gw-mcp26:${g.label}`))
+        targets.push({
+          id: `gw-mcp26:${g.label}`,
+          name: `agent-gateway serve, MCP 2026-07-28 chat tool, provider_b path${suffix}`,
+          wire: "anthropic",
+          url: `${gw.url}/api/mcp/${tenant.agentId}`,
+          pid: gw.pid,
+          headers: { ...auth, accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "chat" },
+          body: mcp2026ChatBody,
         });
     }
     if (want("gw-start-b")) {

@@ -114,6 +114,7 @@ export function targetsTables(m: Measured): string {
   };
   for (const s of [false, true]) versus("gw-a2a", s, 1.1, `A2A (SendMessage${s ? "/SendStreamingMessage" : ""}) adds ≤ 10 % to the chat path's added mean at ${lo} connection(s) (${mode(s)})`);
   versus("gw-mcp", false, 1.1, `MCP (tools/call chat) adds ≤ 10 % to the chat path's added mean at ${lo} connection(s)`);
+  versus("gw-mcp26", false, 1.1, `MCP 2026-07-28 (tools/call chat, SDK v2) adds ≤ 10 % to the chat path's added mean at ${lo} connection(s)`);
   versus("gw-b-limited", false, 1.05, `a key with an expiry and a spend limit costs no more than one without (added mean at ${lo} connection(s), within 5 % noise)`);
   versus("gw-fallback", false, 2, `a fallback answer with the failing model's breaker open costs no retry budget (added mean ≤ 2× the chat path's at ${lo} connection(s))`);
 

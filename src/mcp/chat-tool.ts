@@ -1,10 +1,9 @@
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { executeTurn } from "../chat/engine.js";
 import { parseChatRequest } from "../chat/request.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { toolErrorFrom, toolSuccess } from "./tool-result.js";
-import { callerOf } from "./auth.js";
+import { defineTool, type ToolSpec } from "./tool-spec.js";
 
 /**
  * `chat` on a chat agent: one turn of the chat engine, exactly as POST /api/v1/chat/completions
@@ -22,20 +21,17 @@ const OUTPUT = {
   thread_id: z.string().describe("The thread this turn belongs to"),
 };
 
-export function registerChatTool(server: McpServer, runtime: Runtime, agentName: string): void {
-  server.registerTool(
-    "chat",
-    {
-      title: `Chat with ${agentName}`,
-      description:
-        `Send a message to the agent "${agentName}" and get its answer. The answer names its thread_id: ` +
-        "pass it back to continue the same conversation (the agent remembers the thread's earlier messages).",
-      inputSchema: INPUT,
-      outputSchema: OUTPUT,
-      annotations: { title: `Chat with ${agentName}`, readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-    },
-    async ({ message, thread_id }, extra) => {
-      const principal = callerOf(extra);
+export function chatTool(runtime: Runtime, agentName: string): ToolSpec {
+  return defineTool({
+    name: "chat",
+    title: `Chat with ${agentName}`,
+    description:
+      `Send a message to the agent "${agentName}" and get its answer. The answer names its thread_id: ` +
+      "pass it back to continue the same conversation (the agent remembers the thread's earlier messages).",
+    input: INPUT,
+    output: OUTPUT,
+    annotations: { title: `Chat with ${agentName}`, readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    call: async ({ message, thread_id }, { principal, signal }) => {
       try {
         // The chat API's own validation, so both surfaces accept and refuse the same messages.
         const chat = parseChatRequest({ messages: [{ role: "user", content: message }], ...(thread_id !== undefined ? { thread_id } : {}) });
@@ -48,12 +44,12 @@ export function registerChatTool(server: McpServer, runtime: Runtime, agentName:
             messages: chat.messages,
             rateLimit: { keyId: principal.keyId, limit: principal.rateLimitPerMinute },
           },
-          { signal: extra.signal },
+          { signal },
         );
         return toolSuccess(turn.content, { answer: turn.content, thread_id: turn.threadId });
       } catch (err) {
         return toolErrorFrom(err, runtime.log);
       }
     },
-  );
+  });
 }

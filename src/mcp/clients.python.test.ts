@@ -57,17 +57,21 @@ describe("real Python client: the mcp SDK", () => {
     await app?.close();
     await fake?.close();
   });
-  const run = () =>
+  const run = (mode?: "legacy") =>
     new Promise<any>((ok, fail) =>
-      execFile(python, [resolve("test/clients/mcp_sdk.py")], { env: { ...process.env, ...env }, timeout: 120_000 }, (err, out, errOut) =>
+      execFile(python, [resolve("test/clients/mcp_sdk.py")], { env: { ...process.env, ...env, ...(mode ? { MCP_MODE: mode } : {}) }, timeout: 120_000 }, (err, out, errOut) =>
         err ? fail(new Error(`${err.message}\n${errOut}`)) : ok(JSON.parse(out.trim().split("\n").at(-1)!)),
       ),
     );
 
-  it.skipIf(!available)("lists and calls chat, run (following progress) and get_job; 401 without a key, with another agent's, an admin token or an unknown key, each saying which", async () => {
-    const out = await run();
-    // mcp 2.3.0 probes server/discover (2026-07-28), is refused, and falls back to the handshake.
-    expect(out.protocol).toBe("2025-11-25");
+  // Both eras through the same script: the default mode (it probes server/discover) gets
+  // 2026-07-28, not a fallback; legacy mode the initialize handshake's newest revision.
+  it.skipIf(!available).each([
+    ["default mode", undefined, "2026-07-28"],
+    ["legacy mode", "legacy", "2025-11-25"],
+  ] as const)("%s: lists and calls chat, run (following progress) and get_job; 401 without a key, with another agent's, an admin token or an unknown key, each saying which", async (_, mode, protocol) => {
+    const out = await run(mode);
+    expect(out.protocol).toBe(protocol);
     expect(out.server).toBe("Py chat");
     expect(out.chat_tools).toEqual(["chat"]);
     expect(out.answer).toBe("Hello from A");

@@ -1,15 +1,13 @@
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { callerOf } from "./auth.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { jobPayloadText, startAgentJob } from "../agent-jobs/start.js";
 import { consumeRateLimit } from "../chat/rate-limit.js";
-import { AppError } from "../errors/app-error.js";
-import { getJob, type JobRow } from "../jobs/store.js";
 import { waitForJob } from "../jobs/wait.js";
 import type { KeyPrincipal } from "../keys/auth.js";
 import type { Runtime } from "../runtime/runtime.js";
-import { toolError, toolErrorFrom, toolSuccess } from "./tool-result.js";
+import { agentJob, jobResult } from "./job-result.js";
+import { taskHandle } from "./task-shape.js";
+import { toolErrorFrom } from "./tool-result.js";
+import { defineTool, type ToolSpec } from "./tool-spec.js";
 
 /**
  * `run` and `get_job` on an automation agent. `run` starts a job through the one ingest path
@@ -32,45 +30,27 @@ const jobOutput = {
   error: z.string().optional().describe("Why it failed, when failed"),
 };
 
-const RUN_INPUT = {
+export const RUN_INPUT = {
   input: z.record(z.string(), z.unknown()).describe("The run's input (the script's `input`), a JSON object"),
   wait_seconds: z.number().min(0).max(MAX_WAIT_SECONDS).optional().describe(`How long to wait for the result (default ${DEFAULT_WAIT_SECONDS})`),
   idempotency_key: z.string().min(1).max(255).optional().describe("The same key within 24 hours returns the first run instead of starting another"),
 };
 const GET_JOB_INPUT = { job_id: z.string().min(1).max(255).describe("The job_id that run answered") };
 
-/** A job as the tools answer it: done → result, failed → isError with the job's error. */
-function jobResult(job: JobRow): CallToolResult {
-  const base = { job_id: job.id, status: job.status };
-  if (job.status === "done") return toolSuccess(JSON.stringify(job.result ?? null), { ...base, result: job.result ?? null });
-  if (job.status === "failed") return toolError(`job ${job.id} failed: ${job.error ?? "unknown error"}`, { ...base, error: job.error ?? "unknown error" });
-  return toolSuccess(`job ${job.id} is ${job.status}; call get_job with this job_id for its result`, base);
-}
-
-/** This agent's job, or job_not_found (another agent's or account's job is not found either). */
-async function agentJob(runtime: Runtime, principal: KeyPrincipal, jobId: string): Promise<JobRow> {
-  const job = await getJob(runtime.pool, jobId);
-  if (!job || job.accountId !== principal.agent.accountId || job.agentId !== principal.agent.id) throw new AppError("job_not_found", `Job ${jobId} not found`);
-  return job;
-}
-
-export function registerJobTools(server: McpServer, runtime: Runtime, agentName: string): void {
+export function jobTools(runtime: Runtime, agentName: string): ToolSpec[] {
   const countRequest = (principal: KeyPrincipal) => consumeRateLimit(runtime.pool, principal.keyId, principal.rateLimitPerMinute);
 
-  server.registerTool(
-    "run",
-    {
-      title: `Run ${agentName}`,
-      description:
-        `Start a run of the automation agent "${agentName}" with a JSON input and wait up to wait_seconds ` +
-        `(default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}) for its result. Progress notifications carry the job's status. ` +
-        "If the run is still going when the wait ends, call get_job with the job_id later.",
-      inputSchema: RUN_INPUT,
-      outputSchema: jobOutput,
-      annotations: { title: `Run ${agentName}`, readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-    },
-    async ({ input, wait_seconds, idempotency_key }, extra) => {
-      const principal = callerOf(extra);
+  const run = defineTool({
+    name: "run",
+    title: `Run ${agentName}`,
+    description:
+      `Start a run of the automation agent "${agentName}" with a JSON input and wait up to wait_seconds ` +
+      `(default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}) for its result. Progress notifications carry the job's status. ` +
+      "If the run is still going when the wait ends, call get_job with the job_id later.",
+    input: RUN_INPUT,
+    output: jobOutput,
+    annotations: { title: `Run ${agentName}`, readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    call: async ({ input, wait_seconds, idempotency_key }, { principal, signal, progress, tasks }) => {
       try {
         const payloadText = jobPayloadText(input, "input");
         await countRequest(principal);
@@ -81,36 +61,33 @@ export function registerJobTools(server: McpServer, runtime: Runtime, agentName:
           payloadText,
           idempotencyKey: idempotency_key ?? null,
         });
-        const token = extra._meta?.progressToken;
-        let progress = 0;
+        let sent = 0;
         await waitForJob(runtime, principal.agent.accountId, started.jobId, {
           until: new Date(Date.now() + (wait_seconds ?? DEFAULT_WAIT_SECONDS) * 1000),
-          signal: extra.signal,
+          signal,
           onStatus: async (event) => {
-            if (token === undefined) return;
-            progress += 1;
-            await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress, message: event.status } }).catch(() => {});
+            if (progress) await progress(++sent, event.status).catch(() => {});
           },
         });
         // The row has the result (and may be further along than the last event seen).
-        return jobResult(await agentJob(runtime, principal, started.jobId));
+        const job = await agentJob(runtime, principal, started.jobId);
+        // Not done in time, and the client takes Tasks: the job as a task (tasks.ts answers for it).
+        if (tasks && (job.status === "queued" || job.status === "running")) return taskHandle(job);
+        return jobResult(job);
       } catch (err) {
         return toolErrorFrom(err, runtime.log);
       }
     },
-  );
+  });
 
-  server.registerTool(
-    "get_job",
-    {
-      title: `A run of ${agentName}`,
-      description: `The status of a run of "${agentName}" started with run, and its result or error once it has ended.`,
-      inputSchema: GET_JOB_INPUT,
-      outputSchema: jobOutput,
-      annotations: { title: `A run of ${agentName}`, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    },
-    async ({ job_id }, extra) => {
-      const principal = callerOf(extra);
+  const getJob = defineTool({
+    name: "get_job",
+    title: `A run of ${agentName}`,
+    description: `The status of a run of "${agentName}" started with run, and its result or error once it has ended.`,
+    input: GET_JOB_INPUT,
+    output: jobOutput,
+    annotations: { title: `A run of ${agentName}`, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    call: async ({ job_id }, { principal }) => {
       try {
         await countRequest(principal);
         return jobResult(await agentJob(runtime, principal, job_id));
@@ -118,5 +95,7 @@ export function registerJobTools(server: McpServer, runtime: Runtime, agentName:
         return toolErrorFrom(err, runtime.log);
       }
     },
-  );
+  });
+
+  return [run, getJob];
 }

@@ -8,15 +8,17 @@ import { chatAgentTransport, leaseAgentMcpServer } from "./server.js";
 import { answerInvalidParams } from "./invalid-params.js";
 import { agentName } from "./agent-names.js";
 import { isChatCall, readMcpBody, type McpBody } from "./request-body.js";
+import { isModernRequest, serveModern } from "./modern-http.js";
 
 /** Request bodies above this are refused by the transport with 413 (as the chat API's 4 MB). */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 /**
- * `{PUBLIC_BASE_URL}/api/mcp/<agent_id>`: every agent is an MCP server over Streamable HTTP, in
- * the SDK's stateless mode (a fresh transport per POST, a server of the agent's kind from a pool;
- * no session to route). The protected-resource metadata its 401 challenge points at is served
- * by the authorization server (src/oauth/routes.ts).
+ * `{PUBLIC_BASE_URL}/api/mcp/<agent_id>`: every agent is an MCP server over Streamable HTTP,
+ * stateless (no session to route), in both eras: 2026-07-28 on the SDK v2 (modern-http.ts), the
+ * initialize era on the SDK v1 (a chat agent's JSON-response transport, an automation agent's
+ * per-POST SDK transport with a server from a pool). The protected-resource metadata its 401
+ * challenge points at is served by the authorization server (src/oauth/routes.ts).
  */
 export const mcpRoutes: RouteModule = (runtime) => {
   const router = express.Router();
@@ -41,6 +43,12 @@ export const mcpRoutes: RouteModule = (runtime) => {
     const principal = isChatCall(body.parsed) && !cached.automation ? cached : await authenticateForAgent(auth, req, agentId, base, { fresh: true });
     const name = await agentName(runtime, principal.agent.accountId, agentId);
     if (name === undefined) throw new AppError("invalid_api_key", "Invalid API key", { headers: { "WWW-Authenticate": challenge(base, agentId, "Invalid API key") } });
+    // 2026-07-28 (the per-request envelope): the SDK v2's entry, for both kinds of agent.
+    if (isModernRequest(req, body)) {
+      const profile = { name, automation: principal.automation };
+      return serveModern(runtime, req, res, { body, principal, profile, url: new URL(req.originalUrl, base), maxBytes: MAX_BODY_BYTES });
+    }
+    // The initialize era (2025-11-25 and before), on the SDK v1 as before:
     // `automation` comes with the key lookup (a cached one is at most seconds old, keys/auth.ts).
     // A chat agent's tools send no notifications: its answers are one JSON body (Streamable HTTP
     // allows either; both official clients read it), from its server's long-lived transport.

@@ -2,9 +2,11 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { InitializeRequestSchema, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import type { Runtime } from "../runtime/runtime.js";
-import { registerChatTool } from "./chat-tool.js";
-import { registerJobTools } from "./job-tools.js";
+import { callerOf } from "./auth.js";
+import { chatTool } from "./chat-tool.js";
+import { jobTools } from "./job-tools.js";
 import { JsonResponseTransport } from "./json-transport.js";
+import { isTaskHandle, type ToolCall, type ToolSpec } from "./tool-spec.js";
 
 /** What the MCP server of an agent is named after and which tools it offers. */
 export interface AgentProfile {
@@ -14,6 +16,19 @@ export interface AgentProfile {
 }
 
 export const SERVER_VERSION = "1.0.0";
+
+/** The tools of a profile, as both eras serve them (tool-spec.ts). */
+export const agentTools = (runtime: Runtime, profile: AgentProfile): ToolSpec[] =>
+  profile.automation ? jobTools(runtime, profile.name) : [chatTool(runtime, profile.name)];
+
+/** What the server says of itself, in either era. */
+export function serverIdentity(profile: AgentProfile) {
+  const serverInfo = { name: profile.name, title: profile.name, version: SERVER_VERSION };
+  const instructions = profile.automation
+    ? `"${profile.name}" is an automation agent: \`run\` starts a job with a JSON input and waits for its result; \`get_job\` reads a job later.`
+    : `"${profile.name}" is a chat agent: \`chat\` sends a message and returns the answer with its thread_id, which continues the conversation.`;
+  return { serverInfo, instructions };
+}
 
 /**
  * One JSON-schema validator for every per-request server: the SDK would build a new Ajv for each
@@ -27,10 +42,7 @@ const jsonSchemaValidator = new AjvJsonSchemaValidator();
  * caller from each request (auth.ts `callerOf`), so a server is not bound to a key.
  */
 function agentMcpServer(runtime: Runtime, profile: AgentProfile): McpServer {
-  const serverInfo = { name: profile.name, title: profile.name, version: SERVER_VERSION };
-  const instructions = profile.automation
-    ? `"${profile.name}" is an automation agent: \`run\` starts a job with a JSON input and waits for its result; \`get_job\` reads a job later.`
-    : `"${profile.name}" is a chat agent: \`chat\` sends a message and returns the answer with its thread_id, which continues the conversation.`;
+  const { serverInfo, instructions } = serverIdentity(profile);
   const capabilities = { tools: { listChanged: false } };
   const server = new McpServer(serverInfo, { capabilities, jsonSchemaValidator, instructions });
   // A server serves the callers of every agent of its profile, across accounts (agents of the same
@@ -43,8 +55,18 @@ function agentMcpServer(runtime: Runtime, profile: AgentProfile): McpServer {
     serverInfo,
     instructions,
   }));
-  if (profile.automation) registerJobTools(server, runtime, profile.name);
-  else registerChatTool(server, runtime, profile.name);
+  for (const spec of agentTools(runtime, profile)) {
+    const { name, title, description, input, output, annotations } = spec;
+    server.registerTool(name, { title, description, inputSchema: input, outputSchema: output, annotations }, async (args, extra) => {
+      const token = extra._meta?.progressToken;
+      const call: ToolCall = { principal: callerOf(extra), signal: extra.signal };
+      if (token !== undefined) call.progress = (progress, message) => extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress, message } });
+      const result = await spec.call(args, call);
+      // Never a task here: this era has no Tasks extension, so `tasks` is never set.
+      if (isTaskHandle(result)) throw new Error("a task answer in the initialize era");
+      return result;
+    });
+  }
   return server;
 }
 

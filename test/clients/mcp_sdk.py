@@ -1,7 +1,8 @@
-"""The official `mcp` Python SDK (Client over Streamable HTTP, default mode "auto": it probes
-`server/discover` and falls back to the initialize handshake) against an agent's MCP server.
-CHAT_URL/CHAT_KEY: a chat agent; RUN_URL/RUN_KEY (optional): an automation agent; FOREIGN_KEY: a
-key of another agent; ADMIN_TOKEN: the account's admin token. Prints one JSON line."""
+"""The official `mcp` Python SDK (Client over Streamable HTTP) against an agent's MCP server, in
+the mode MCP_MODE names: "auto" (the default: it probes `server/discover` and takes 2026-07-28
+when the server serves it) or "legacy" (the initialize handshake). CHAT_URL/CHAT_KEY: a chat
+agent; RUN_URL/RUN_KEY (optional): an automation agent; FOREIGN_KEY: a key of another agent;
+ADMIN_TOKEN: the account's admin token. Prints one JSON line."""
 import asyncio, json, os
 
 import httpx2
@@ -17,8 +18,12 @@ def http(key, statuses=None):
     return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300), event_hooks={"response": [record]})
 
 
+MODE = os.environ.get("MCP_MODE")
+
+
 def connect(url, client):
-    return Client(streamable_http_client(url, http_client=client))
+    # No mode argument at all for "auto": what a client written without one gets.
+    return Client(streamable_http_client(url, http_client=client), **({"mode": MODE} if MODE else {}))
 
 
 def text(result):
@@ -44,6 +49,7 @@ async def main():
     chat_url, chat_key = os.environ["CHAT_URL"], os.environ["CHAT_KEY"]
     async with http(chat_key) as client, connect(chat_url, client) as c:
         out["protocol"] = c.protocol_version
+        out["mode"] = MODE or "default"
         out["server"] = c.server_info.name if c.server_info else None
         tools = await c.list_tools()
         out["chat_tools"] = [t.name for t in tools.tools]

@@ -11,7 +11,7 @@ import { SUPPORTED_MODELS } from "../../src/config/models.js";
 import { a2aBody, a2aPushConfigBody, bodyText, chatBody, contentType, graphqlBody, graphqlOperation, headerValue, jsonValue, modelId, oddString, responsesBody, scheduleInput } from "./arbitraries.js";
 import { answerOf, jsonRpcProblemsOf, problemsOf, type Answer } from "./envelope.js";
 import { rawExchange } from "./raw-http.js";
-import { mcpBody, mcpProblemsOf, protocolVersion } from "./mcp.js";
+import { mcpBody, mcpProblemsOf, protocolVersion, standardHeaders } from "./mcp.js";
 
 /**
  * Generated malformed and hostile requests over every public route (issue 8): chat completions,
@@ -345,9 +345,11 @@ describe("fuzz: generated hostile requests on every public route", () => {
         ct: fc.constantFrom("application/json", "application/json", "text/plain", ""),
         version: fc.option(protocolVersion),
         session: fc.option(oddString),
+        // 2026-07-28's standard headers, mirrored from the body as its clients send them.
+        standard: fc.boolean(),
         body: mcpBody(() => accepted),
       }),
-      async ({ a, t, garbage, method, accept, ct, version, session, body }) => {
+      async ({ a, t, garbage, method, accept, ct, version, session, standard, body }) => {
         const agent = { chat: chatAgent, runner, unknown: "agt_0000000000000000000000", garbage: `g${enc(garbage)}` }[t]!;
         const own = t === "chat" ? apiKey : runnerKey;
         const headers: Record<string, string> = {
@@ -356,6 +358,7 @@ describe("fuzz: generated hostile requests on every public route", () => {
           ...(ct ? { "content-type": ct } : {}),
           ...(version !== null ? { "mcp-protocol-version": version.replace(/[^\x20-\x7e]/g, "?") } : {}),
           ...(session !== null ? { "mcp-session-id": session.replace(/[^\x21-\x7e]/g, "x") || "x" } : {}),
+          ...(standard ? standardHeaders(body) : {}),
         };
         sent++;
         const path = `/api/mcp/${agent}`;

@@ -12,6 +12,17 @@ const VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2026-
 export const protocolVersion = fc.oneof(fc.constantFrom(...VERSIONS), oddString);
 
 const id = fc.oneof(fc.integer(), fc.constantFrom("a", ""), oddString, fc.constant(null));
+/** The 2026-07-28 per-request envelope (whole, partial, or with odd values), which routes a request to that era. */
+const envelope = fc.record(
+  {
+    "io.modelcontextprotocol/protocolVersion": protocolVersion,
+    "io.modelcontextprotocol/clientInfo": fc.oneof(fc.constant({ name: "fuzz", version: "1" }), jsonValue),
+    "io.modelcontextprotocol/clientCapabilities": fc.oneof(fc.constant({}), fc.constant({ extensions: { "io.modelcontextprotocol/tasks": {} } }), jsonValue),
+    progressToken: fc.oneof(fc.integer(), oddString),
+  },
+  { requiredKeys: ["io.modelcontextprotocol/protocolVersion"] },
+);
+const meta = fc.oneof(fc.constant({ progressToken: 1 }), jsonValue, envelope);
 const toolArgs = (jobIds: () => string[]) =>
   fc.oneof(
     fc.record({ message: fc.oneof(oddString, fc.constant("hi")), thread_id: fc.oneof(oddString, fc.constant("thr_nope")) }, { requiredKeys: [] }),
@@ -30,8 +41,9 @@ const toolArgs = (jobIds: () => string[]) =>
 export const rpcMessage = (jobIds: () => string[]) =>
   fc.oneof(
     fc.record({ jsonrpc: fc.constant("2.0"), id, method: fc.constant("initialize"), params: fc.record({ protocolVersion, capabilities: fc.oneof(fc.constant({}), jsonValue), clientInfo: fc.oneof(fc.constant({ name: "fuzz", version: "1" }), jsonValue) }, { requiredKeys: [] }) }),
-    fc.record({ jsonrpc: fc.constant("2.0"), id, method: fc.constantFrom("tools/list", "ping", "server/discover", "resources/list", "prompts/list", "tasks/list", "logging/setLevel", "completion/complete"), params: fc.oneof(fc.constant(undefined), jsonValue) }),
-    fc.record({ jsonrpc: fc.constant("2.0"), id, method: fc.constant("tools/call"), params: fc.record({ name: fc.oneof(fc.constantFrom("chat", "run", "get_job"), oddString), arguments: toolArgs(jobIds), _meta: fc.oneof(fc.constant({ progressToken: 1 }), jsonValue) }, { requiredKeys: ["name"] }) }),
+    fc.record({ jsonrpc: fc.constant("2.0"), id, method: fc.constantFrom("tools/list", "ping", "server/discover", "resources/list", "prompts/list", "tasks/list", "logging/setLevel", "completion/complete"), params: fc.oneof(fc.constant(undefined), jsonValue, envelope.map((m) => ({ _meta: m }))) }),
+    fc.record({ jsonrpc: fc.constant("2.0"), id, method: fc.constantFrom("tasks/get", "tasks/cancel", "tasks/update"), params: fc.record({ taskId: fc.oneof(oddString, fc.constant("job_nope"), fc.nat().map((n) => jobIds()[n % Math.max(1, jobIds().length)] ?? "job_x")), inputResponses: jsonValue, _meta: meta }, { requiredKeys: [] }) }),
+    fc.record({ jsonrpc: fc.constant("2.0"), id, method: fc.constant("tools/call"), params: fc.record({ name: fc.oneof(fc.constantFrom("chat", "run", "get_job"), oddString), arguments: toolArgs(jobIds), _meta: meta }, { requiredKeys: ["name"] }) }),
     fc.record({ jsonrpc: fc.constant("2.0"), method: fc.oneof(fc.constantFrom("notifications/initialized", "notifications/cancelled", "notifications/progress"), oddString), params: jsonValue }, { requiredKeys: ["jsonrpc", "method"] }),
     fc.record({ jsonrpc: fc.oneof(fc.constant("2.0"), fc.constant("1.0"), oddString), id, method: oddString, params: jsonValue }, { requiredKeys: [] }),
     jsonValue,
@@ -100,4 +112,18 @@ export function mcpProblemsOf(a: Answer): string[] {
     }
   }
   return p;
+}
+
+/** `Mcp-Method` and `Mcp-Name` as a 2026-07-28 client derives them from its body (printable ASCII only). */
+export function standardHeaders(body: string | Uint8Array): Record<string, string> {
+  let m: { method?: unknown; params?: { name?: unknown; taskId?: unknown } } | undefined;
+  try {
+    m = JSON.parse(typeof body === "string" ? body : new TextDecoder().decode(body)) as typeof m;
+  } catch {
+    return {};
+  }
+  const ascii = (v: unknown) => (typeof v === "string" ? v.replace(/[^\x20-\x7e]/g, "?") : undefined);
+  const method = ascii(m?.method);
+  const name = ascii(m?.params?.name) ?? ascii(m?.params?.taskId);
+  return { ...(method ? { "mcp-method": method } : {}), ...(name ? { "mcp-name": name } : {}) };
 }

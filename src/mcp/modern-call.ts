@@ -1,0 +1,22 @@
+import { CLIENT_CAPABILITIES_META_KEY, type ServerContext } from "@modelcontextprotocol/server";
+import { callerOf } from "./auth.js";
+import { TASKS_EXTENSION } from "./task-shape.js";
+import type { ToolCall } from "./tool-spec.js";
+
+/** The request declared the Tasks extension in its per-request client capabilities (the `_meta` envelope). */
+export function tasksDeclared(ctx: ServerContext): boolean {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as { extensions?: Record<string, unknown> } | undefined;
+  const declared = capabilities?.extensions?.[TASKS_EXTENSION];
+  return typeof declared === "object" && declared !== null;
+}
+
+/** What a tool call knows of a 2026-07-28 request: its caller, its signal, its progress token, and whether it takes a task. */
+export function modernToolCall(ctx: ServerContext, tasks: boolean): ToolCall {
+  const call: ToolCall = { principal: callerOf({ authInfo: ctx.http?.authInfo }), signal: ctx.mcpReq.signal, tasks };
+  const token = ctx.mcpReq._meta?.progressToken;
+  if (token !== undefined) {
+    call.progress = (progress, message) => ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, progress, message } });
+  }
+  return call;
+}

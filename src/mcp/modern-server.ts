@@ -1,0 +1,50 @@
+import { McpServer, type CacheHint } from "@modelcontextprotocol/server";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/server/validators/ajv";
+import type { Runtime } from "../runtime/runtime.js";
+import { modernToolCall } from "./modern-call.js";
+import { agentTools, serverIdentity, type AgentProfile } from "./server.js";
+import { TASKS_EXTENSION } from "./task-shape.js";
+import { serveTasks } from "./tasks.js";
+import { isTaskHandle, objectSchema } from "./tool-spec.js";
+
+/**
+ * The MCP server of an agent profile for the 2026-07-28 revision, on the TypeScript SDK v2
+ * (`@modelcontextprotocol/server`): `server/discover`, the per-request `_meta` envelope, the
+ * `Mcp-Method`/`Mcp-Name` headers and the list TTLs are the SDK's. The tools are the same specs
+ * the initialize era serves (tool-spec.ts). One is built per request (createMcpHandler's model);
+ * the caller travels as the request's `authInfo`, as in the other era.
+ */
+
+/** One validator for every per-request server (the SDK would build one each). */
+const jsonSchemaValidator = new AjvJsonSchemaValidator();
+
+/**
+ * How long a client may reuse tools/list and server/discover. Private: each agent has its own.
+ * 10 s: the agent's name is cached that long (agent-names.ts), and which tools an agent has
+ * changes only when a script is added or removed.
+ */
+const LIST_TTL: CacheHint = { ttlMs: 10_000, cacheScope: "private" };
+
+export function modernAgentServer(runtime: Runtime, profile: AgentProfile): McpServer {
+  const { serverInfo, instructions } = serverIdentity(profile);
+  // Only an automation agent's `run` may answer as a task.
+  const capabilities = { tools: { listChanged: false }, ...(profile.automation ? { extensions: { [TASKS_EXTENSION]: {} } } : {}) };
+  const server = new McpServer(serverInfo, {
+    capabilities,
+    instructions,
+    jsonSchemaValidator,
+    cacheHints: { "tools/list": LIST_TTL, "server/discover": LIST_TTL },
+  });
+  const specs = agentTools(runtime, profile);
+  for (const spec of specs) {
+    const { name, title, description, annotations } = spec;
+    server.registerTool(name, { title, description, inputSchema: objectSchema(spec.input), outputSchema: objectSchema(spec.output), annotations }, async (args, ctx) => {
+      const result = await spec.call(args, modernToolCall(ctx, false));
+      if (isTaskHandle(result)) throw new Error("a task answer without the Tasks extension");
+      return result;
+    });
+  }
+  // An automation agent's tools/call and tasks/* go through tasks.ts, which may answer with a task.
+  if (profile.automation) serveTasks(server, runtime, specs);
+  return server;
+}
