@@ -72,7 +72,7 @@ export function jobTools(runtime: Runtime, agentName: string): ToolSpec[] {
         // The row has the result (and may be further along than the last event seen).
         const job = await agentJob(runtime, principal, started.jobId);
         // Not done in time, and the client takes Tasks: the job as a task (tasks.ts answers for it).
-        if (tasks && (job.status === "queued" || job.status === "running")) return taskHandle(job);
+        if (tasks && (job.status === "queued" || job.status === "running" || job.status === "input_required")) return taskHandle(job);
         return jobResult(job);
       } catch (err) {
         return toolErrorFrom(err, runtime.log);

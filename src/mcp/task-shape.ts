@@ -6,7 +6,7 @@ import { jobResult } from "./job-result.js";
  * A job as a Task of the MCP Tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28): the
  * task id is the job id, so nothing is stored for a task and any instance answers for it.
  *
- * Statuses: queued and running are `working` (the job's status is the statusMessage); done is
+ * Statuses: queued, running and input_required are `working` (the job's status is the statusMessage); done is
  * `completed` with `run`'s own result; a failed job is `completed` too, with `run`'s isError
  * result — the extension keeps `failed` for JSON-RPC errors, and a script's failure is a tool
  * error; a cancelled job (failed with error `cancelled`) is `cancelled`.
@@ -32,7 +32,10 @@ export interface TaskHandle {
 }
 
 function taskStatus(job: JobRow): TaskStatus {
-  if (job.status === "queued" || job.status === "running") return "working";
+  // A job waiting for a person's answer (ctx.ask) is not done: `working`, its statusMessage
+  // `input_required`, answered through the job's own channels (docs/input-requests.md) until
+  // tasks/update carries the answer.
+  if (job.status === "queued" || job.status === "running" || job.status === "input_required") return "working";
   if (job.status === "failed" && job.error === CANCELLED) return "cancelled";
   return "completed";
 }

@@ -73,11 +73,11 @@ export function serveTasks(server: McpServer, runtime: Runtime, specs: ToolSpec[
     return { resultType: "complete" };
   });
 
-  // Input requests (a script's ctx.ask) are not built yet: no task ever has one outstanding, so
-  // an answer has nothing to answer (docs/mcp.md). The SDK lifts `inputResponses` out of the
-  // params (ctx.mcpReq.inputResponses), as for any multi-round-trip answer; unread here.
+  // A job's question (ctx.ask) is not offered as the extension's inputRequests (its elicitation
+  // schema is narrower than a ctx.ask schema: docs/mcp.md), so no answer comes this way yet. The
+  // SDK lifts `inputResponses` out of the params (ctx.mcpReq.inputResponses); unread here.
   low.setRequestHandler("tasks/update", { params: TASK_ID }, async ({ taskId }, ctx) => {
     const job = await taskJob(taskId, ctx);
-    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Task ${job.id} has no outstanding input request (this server does not ask for input yet)`, { reason: "no_input_request" });
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Task ${job.id} has no outstanding input request (answer a job's question through GraphQL answerJobInput, its answer URL or A2A)`, { reason: "no_input_request" });
   });
 }
