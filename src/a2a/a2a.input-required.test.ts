@@ -1,5 +1,6 @@
 import { SendMessageRequest, TaskState, type StreamResponse, type Task } from "@a2a-js/sdk";
-import { ClientFactory, ClientFactoryOptions, createAuthenticatingFetchWithRetry, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from "@a2a-js/sdk/client";
+import type { Client } from "@a2a-js/sdk/client";
+import { a2aJsonRpcClient } from "../../test/helpers/a2a-client.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { createAccount, gql } from "../../test/helpers/graphql.js";
@@ -16,14 +17,7 @@ describe("A2A: a job task that asks for input", () => {
   let agent: string;
   let key: string;
 
-  const client = (): Promise<Client> => {
-    const fetchImpl = createAuthenticatingFetchWithRetry(fetch, { headers: async () => ({ Authorization: `Bearer ${key}` }), shouldRetryWithHeaders: async () => undefined });
-    const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory({ fetchImpl })],
-      cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
-    });
-    return new ClientFactory(options).createFromUrl(`${app.url}/api/a2a/${agent}/`);
-  };
+  const client = (): Promise<Client> => a2aJsonRpcClient(app.url, agent, key);
   const message = (parts: unknown[], taskId?: string) =>
     SendMessageRequest.fromJSON({ message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts, ...(taskId ? { taskId } : {}) } });
   const asTask = (r: unknown) => {

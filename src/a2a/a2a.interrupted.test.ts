@@ -1,5 +1,6 @@
 import { SendMessageRequest, StreamResponse, TaskState, type Task } from "@a2a-js/sdk";
-import { ClientFactory, ClientFactoryOptions, createAuthenticatingFetchWithRetry, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from "@a2a-js/sdk/client";
+import type { Client } from "@a2a-js/sdk/client";
+import { a2aJsonRpcClient } from "../../test/helpers/a2a-client.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { balanceMicros, unreleasedHolds } from "../../test/helpers/balance.js";
@@ -28,14 +29,7 @@ describe("A2A chat tasks that outlive the wait or lose their turn", () => {
   let key: string;
 
   const balance = () => balanceMicros(app.url, admin);
-  const client = (): Promise<Client> => {
-    const fetchImpl = createAuthenticatingFetchWithRetry(fetch, { headers: async () => ({ Authorization: `Bearer ${key}` }), shouldRetryWithHeaders: async () => undefined });
-    const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory({ fetchImpl })],
-      cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
-    });
-    return new ClientFactory(options).createFromUrl(`${app.url}/api/a2a/${agent}/`);
-  };
+  const client = (): Promise<Client> => a2aJsonRpcClient(app.url, agent, key);
   const send = (text: string, configuration: Record<string, unknown> = {}) =>
     SendMessageRequest.fromJSON({ message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }] }, configuration });
   const asTask = (r: unknown) => {
