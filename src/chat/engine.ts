@@ -344,6 +344,8 @@ export async function runChatTurn(
     messages: { role: "system" | "user" | "assistant"; content: string }[];
     maxTokens?: number;
     run?: { jobId: string; triggerId: string | null };
+    /** The turn's id (its hold's reference and its lease's holder), when the caller must know it before the turn starts. */
+    turnId?: string;
   },
   hooks: Pick<TurnHooks, "onStart"> = {},
 ): Promise<{
@@ -358,6 +360,6 @@ export async function runChatTurn(
   // The same validation as the chat API (one set of rules for every caller).
   const parsed = parseChatRequest({ messages: req.messages, max_tokens: req.maxTokens, thread_id: req.threadId });
   const agent = await loadAgent(runtime, req.accountId, req.agentId);
-  const r = await executeTurn(runtime, { agent, threadId: req.threadId, model: req.model, messages: parsed.messages, maxTokens: parsed.maxTokens, run: req.run }, hooks);
+  const r = await executeTurn(runtime, { id: req.turnId, agent, threadId: req.threadId, model: req.model, messages: parsed.messages, maxTokens: parsed.maxTokens, run: req.run }, hooks);
   return { threadId: r.threadId, content: r.content, model: r.model, usage: r.usage, costMicros: r.costMicros, finishReason: r.finishReason, attempts: r.attempts };
 }

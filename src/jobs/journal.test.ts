@@ -210,6 +210,55 @@ describe("journaled steps survive kill -9 of the worker", () => {
     expect(thread.rows[0]).toMatchObject({ busy_until: null, message_count: 4 });
   }, 300_000);
 
+  it("a model call cut after its turn leased the run's thread but before the turn's note was written: the next attempt frees that lease and finishes the run", async () => {
+    for (const w of workers) await w.kill("SIGKILL");
+    const { adminToken, accountId } = await createAccount(app.url, app.operatorToken, "cut-before-note", "10");
+    const agentId = await createAgent(app.url, adminToken, {
+      name: "two chats, note lost",
+      script: `export default async function run(input, ctx) {
+        const a = await ctx.chat({ model: "provider_a/model-2.0-flash", messages: [{ role: "user", content: "first of note lost" }] });
+        const b = await ctx.chat({ model: "provider_a/model-2.0-flash", messages: [{ role: "user", content: "hold me, note lost" }] });
+        return { a: a.content, b: b.content };
+      }`,
+    });
+    const t = await createTrigger(app.url, adminToken, agentId);
+    const before = await app.runtime.pool.query<{ b: string }>("select balance_micros::text as b from accounts where id = $1", [accountId]);
+    // The kill lands in the window between the turn's lease and its in-flight note: here the note's
+    // UPDATE of the started step is dropped, as if the worker had died before it committed.
+    const db = app.runtime.pool;
+    await db.query(`create or replace function test_drop_inflight_note() returns trigger language plpgsql as $$ begin return null; end $$`);
+    await db.query(`create trigger test_drop_inflight_note before update on job_steps for each row when (new.key = '2:chat' and new.status = 'started') execute function test_drop_inflight_note()`);
+    let jobId: string;
+    const heldBefore = heldModelCalls.length;
+    try {
+      workers.push(spawnWorker(app, env));
+      const posted = await postWebhook(app.url, t.id, "{}", { "x-trigger-secret": t.secret });
+      jobId = posted.body.job_id as string;
+      await waitUntil(() => heldModelCalls.length === heldBefore + 1, 180_000, "the second model call in flight");
+      await workers.at(-1)!.kill("SIGKILL");
+    } finally {
+      await db.query("drop trigger if exists test_drop_inflight_note on job_steps");
+      await db.query("drop function if exists test_drop_inflight_note()");
+    }
+    const leased = await db.query("select t.busy_until is not null as busy from threads t join job_steps s on s.result->>'threadId' = t.id where s.job_id = $1 and s.key = '1:chat'", [jobId]);
+    expect(leased.rows[0], "the dead turn still leases the run's thread").toEqual({ busy: true });
+    workers.push(spawnWorker(app, env));
+    const status = await waitForJob(app.url, jobId, { "x-trigger-secret": t.secret }, 180_000);
+    expect(status.status, status.error).toBe("done");
+    expect(status.attempts).toBe(2);
+    const run = (await getJson(`${app.url}/api/runs/${jobId}`, { "x-trigger-secret": t.secret })).body;
+    expect(run.result).toEqual({ a: "answer to first of note lost", b: "answer to hold me, note lost" });
+    // The cut call's hold handed back whole: the balance is down by exactly the answered calls.
+    const steps = await db.query("select key, executions, cost_micros from job_steps where job_id = $1 order by key", [jobId]);
+    expect(steps.rows.map((s) => [s.key, s.executions])).toEqual([
+      ["1:chat", 1],
+      ["2:chat", 2],
+    ]);
+    const stepCost = steps.rows.reduce((n, s) => n + Number(s.cost_micros), 0);
+    const after = await db.query<{ b: string }>("select balance_micros::text as b from accounts where id = $1", [accountId]);
+    expect(Number(before.rows[0]!.b) - Number(after.rows[0]!.b)).toBe(stepCost);
+  }, 300_000);
+
   it("a model call saved and paid, the worker killed before its step was journaled: the next attempt completes the step from the saved turn, the model is called once, the account pays once", async () => {
     for (const w of workers) await w.kill("SIGKILL");
     const { adminToken, accountId } = await createAccount(app.url, app.operatorToken, "after-finish", "10");

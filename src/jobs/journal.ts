@@ -33,13 +33,16 @@ export class Journal {
     return new Map(rows.map((r) => [r.key, r]));
   }
 
-  /** Records that a step is being executed (again, if a crash cut an earlier execution). */
-  async start(key: string, kind: string): Promise<void> {
+  /**
+   * Records that a step is being executed (again, if a crash cut an earlier execution), with what
+   * it will hold in flight when that is known beforehand (`info`, as `inflight` notes it).
+   */
+  async start(key: string, kind: string, info?: unknown): Promise<void> {
     this.empty = false;
     await this.db.query(
-      `insert into job_steps (job_id, key, kind, status, executions, started_at) values ($1, $2, $3, 'started', 1, now())
-       on conflict (job_id, key) do update set executions = job_steps.executions + 1, started_at = now()`,
-      [this.jobId, key, kind],
+      `insert into job_steps (job_id, key, kind, status, result, executions, started_at) values ($1, $2, $3, 'started', $4::jsonb, 1, now())
+       on conflict (job_id, key) do update set executions = job_steps.executions + 1, started_at = now(), result = excluded.result`,
+      [this.jobId, key, kind, info === undefined ? null : JSON.stringify(info)],
     );
   }
 

@@ -1,4 +1,5 @@
 import { runChatTurn } from "../chat/engine.js";
+import { randomBase62 } from "../infra/ids.js";
 import { answeredTurn, reclaimExpiredTurns } from "../threads/store.js";
 import { EgressError, type Egress } from "../egress/fetch.js";
 import { AppError } from "../errors/app-error.js";
@@ -67,10 +68,16 @@ interface Stored {
   modelCall?: Execution["modelCalls"][number];
 }
 
-/** What a model-call step holds while in flight (stored in its `started` journal row). */
+/**
+ * What a model-call step holds while in flight (stored in its `started` journal row). The turn's
+ * id is chosen, and written with the step's start, before the turn takes its thread's lease: a crash
+ * between that lease and the turn's first note would otherwise leave the run's thread leased by a
+ * turn nobody can name, and every retry busy until the lease expired. `threadId` is null until a
+ * run's first call has made its thread.
+ */
 interface InFlightTurn {
   holdReference: string;
-  threadId: string;
+  threadId: string | null;
 }
 
 const MAX_STEP_NAME = 120;
@@ -116,7 +123,7 @@ export class ScriptHost {
   call(method: string, args: unknown): Promise<unknown> {
     switch (method) {
       case "chat":
-        return this.journaled("chat", undefined, (key) => this.chat(args, key));
+        return this.journaledChat((key, turnId) => this.chat(args, key, turnId));
       case "fetch":
         return this.journaled("fetch", undefined, (key) => this.fetch(args, key));
       case "step:begin":
@@ -136,7 +143,7 @@ export class ScriptHost {
    * the run pays for one answer. Errors stay AppErrors (they decide whether the run is retried).
    */
   async modelCall(messages: { role: "user"; content: string }[]): Promise<{ content: string }> {
-    return (await this.journaled("chat", undefined, (key) => this.chat({ messages }, key, false))) as { content: string };
+    return (await this.journaledChat((key, turnId) => this.chat({ messages }, key, turnId, false))) as { content: string };
   }
 
   private nextKey(kind: string, name?: string): string {
@@ -150,13 +157,20 @@ export class ScriptHost {
     return stored.value;
   }
 
-  private async journaled(kind: string, name: string | undefined, run: (key: string) => Promise<{ stored: Stored; cost: number }>): Promise<unknown> {
+  /** A model call: journaled with the id its turn will have (see InFlightTurn). */
+  private journaledChat(run: (key: string, turnId: string) => Promise<{ stored: Stored; cost: number }>): Promise<unknown> {
+    const turnId = `chatcmpl-${randomBase62(18)}`;
+    const inflight: InFlightTurn = { holdReference: turnId, threadId: this.d.execution.threadId ?? null };
+    return this.journaled("chat", undefined, (key) => run(key, turnId), inflight);
+  }
+
+  private async journaled(kind: string, name: string | undefined, run: (key: string) => Promise<{ stored: Stored; cost: number }>, inflight?: InFlightTurn): Promise<unknown> {
     const key = this.nextKey(kind, name);
     const done = this.d.steps.get(key);
     if (done?.status === "done") return this.replay(done.result as Stored);
     const answered = done?.status === "started" && kind === "chat" ? await this.recoverCutTurn(done.result as InFlightTurn | null) : undefined;
     if (answered) this.replay(answered.stored);
-    else await this.d.journal.start(key, kind);
+    else await this.d.journal.start(key, kind, inflight);
     const { stored, cost } = answered ?? (await run(key));
     const clean = this.d.redact.json(stored);
     await this.d.journal.finish(key, kind, clean, cost, this.seq);
@@ -182,7 +196,7 @@ export class ScriptHost {
     return { stored: { value: { content: turn.content, usage, model: turn.model }, tool, threadId: inflight.threadId, modelCall }, cost: turn.costMicros };
   }
 
-  private async chat(raw: unknown, key: string, fromScript = true): Promise<{ stored: Stored; cost: number }> {
+  private async chat(raw: unknown, key: string, turnId: string, fromScript = true): Promise<{ stored: Stored; cost: number }> {
     const args = (raw ?? {}) as { model?: unknown; messages?: unknown; maxTokens?: unknown; max_tokens?: unknown };
     if (!Array.isArray(args.messages)) throw new HostCallError("ctx.chat needs { model, messages: [{ role, content }] }");
     const maxTokens = args.maxTokens ?? args.max_tokens;
@@ -200,6 +214,7 @@ export class ScriptHost {
       messages: this.d.redact.json(args.messages) as { role: "system" | "user" | "assistant"; content: string }[],
       maxTokens: typeof maxTokens === "number" ? maxTokens : undefined,
       run: { jobId: job.id, triggerId: job.triggerId },
+      turnId,
     }, {
       // Recorded before the upstream call, so a crash mid-call can be cleaned up by the next attempt.
       onStart: ({ id, threadId }) => {

@@ -415,7 +415,7 @@ describe.skipIf(!inCI && !prerequisites)("chaos on the production topology (npm 
     }, 240_000);
     for (const [i, id] of taskIds.entries()) {
       const task = final.get(id);
-      expect(task.status.state, id).toBe("TASK_STATE_COMPLETED");
+      expect(task.status.state, `${id}: ${JSON.stringify(task.status.message ?? null)}`).toBe("TASK_STATE_COMPLETED");
       expect(task.artifacts[0].parts[0].data).toMatchObject({ n: N[i], double: N[i]! * 2, reply: "Hello from B" });
     }
     for (const [i, sub] of (await Promise.all(subscribed)).entries()) {
