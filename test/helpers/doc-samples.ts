@@ -57,12 +57,27 @@ export interface SessionResult {
   stderr: string;
 }
 
+/** A block as a piece of one bash script: shell as is, Python and TypeScript/JavaScript as heredocs. */
+function asShell(b: CodeBlock, port: number, python: string): string {
+  const code = localize(b.code, port);
+  const tag = `AGW_DOC_SAMPLE_${b.line}`;
+  const head = `# --- line ${b.line} (${b.heading})`;
+  if (b.lang === "sh" || b.lang === "bash") return `${head}\n${code}`;
+  if (b.lang === "python") return `${head}\n"${python}" - <<'${tag}'\n${code}\n${tag}`;
+  const type = b.lang === "ts" ? "module-typescript" : "module";
+  return `${head}\nnode --input-type=${type} <<'${tag}'\n${code}\n${tag}`;
+}
+
 /**
- * The `sh`/`bash` blocks of a file, run in order as one terminal session (variables set by one
- * block are seen by the next), with `set -euo pipefail` so the first failing command fails the test.
+ * The runnable blocks of a file, run in order as one terminal session: shell blocks as typed
+ * (variables one sets are seen by the next, and by the programs: export what they read), Python
+ * blocks with `python` (default `python3`), TypeScript and JavaScript with this Node (as modules
+ * run from the repository, so its node_modules resolve). `set -euo pipefail`: the first failing
+ * command fails the session.
  */
-export function runShellSession(blocks: CodeBlock[], options: { port: number; env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number }): Promise<SessionResult> {
-  const script = ["set -euo pipefail", ...blocks.filter((b) => b.runs && (b.lang === "sh" || b.lang === "bash")).map((b) => `# --- line ${b.line} (${b.heading})\n${localize(b.code, options.port)}`)].join("\n");
+export function runShellSession(blocks: CodeBlock[], options: { port: number; env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number; python?: string }): Promise<SessionResult> {
+  const python = options.python ?? "python3";
+  const script = ["set -euo pipefail", ...blocks.filter((b) => b.runs).map((b) => asShell(b, options.port, python))].join("\n");
   return new Promise((resolve, reject) => {
     const child = spawn("bash", ["-c", script], { cwd: options.cwd ?? repoRoot, env: options.env ?? process.env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
