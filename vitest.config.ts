@@ -1,5 +1,6 @@
 import { createRequire } from "node:module";
 import { defineConfig } from "vitest/config";
+import LongestFirst from "./test/sequencer.js";
 
 const require = createRequire(import.meta.url);
 
@@ -18,5 +19,6 @@ export default defineConfig({
     hookTimeout: 180_000,
     teardownTimeout: 60_000,
     reporters: ["default"],
+    sequence: { sequencer: LongestFirst },
   },
 });
