@@ -4,19 +4,23 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import * as v2 from "@modelcontextprotocol/client";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
 import { createAccount, gql } from "../../test/helpers/graphql.js";
 import { authorizeInBrowser } from "../../test/helpers/oauth-browser.js";
 
 /**
- * DESIGN §20 with the official TypeScript SDK's client auth (`@modelcontextprotocol/sdk`,
- * `StreamableHTTPClientTransport` with an `authProvider`), unmodified: connect → 401 → discovery,
- * registration, PKCE with resource → Chromium on the product's pages → `finishAuth(code)` →
- * connect again and call `chat`; then a refresh through the SDK.
+ * OAuth sign-in (docs/design/oauth.md) with the official TypeScript SDK's client auth, unmodified, in
+ * both generations: v1 (`@modelcontextprotocol/sdk`, the initialize era) and v2
+ * (`@modelcontextprotocol/client`, MCP 2026-07-28). `StreamableHTTPClientTransport` with an
+ * `authProvider`: connect → 401 → discovery, registration, PKCE with resource → Chromium on the
+ * product's pages → `finishAuth` → connect again and call `chat`; then a refresh through the SDK.
  */
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const REDIRECT = "http://127.0.0.1:47001/callback";
+/** The v2 client asks for 2026-07-28 first (server/discover) and falls back to initialize only if refused. */
+const MODERN = { versionNegotiation: { mode: "auto" as const } };
 
 class MemoryProvider implements OAuthClientProvider {
   info?: OAuthClientInformationMixed;
@@ -55,7 +59,7 @@ describe("OAuth sign-in with the TypeScript MCP SDK", () => {
     await fake?.close();
   });
 
-  it("registers, signs in through the product's pages, calls chat, and refreshes", async () => {
+  it("v1 SDK: registers, signs in through the product's pages, calls chat, and refreshes", async () => {
     const provider = new MemoryProvider();
     const first = new StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: provider });
     await expect(new Client({ name: "ts-oauth", version: "1" }).connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
@@ -83,5 +87,43 @@ describe("OAuth sign-in with the TypeScript MCP SDK", () => {
     expect((await again.listTools()).tools.map((t) => t.name)).toEqual(["chat"]);
     expect(provider.saved.refresh_token).not.toBe(old.refresh_token);
     await again.close();
+  }, 120_000);
+
+  it("v2 SDK on MCP 2026-07-28: registers, signs in, checks the response's iss, calls chat, and refreshes", async () => {
+    const provider = new MemoryProvider();
+    provider.clientMetadata.client_name = "TypeScript SDK v2 test client";
+    const first = new v2.StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: provider });
+    await expect(new v2.Client({ name: "ts-oauth-v2", version: "1" }, MODERN).connect(first)).rejects.toBeInstanceOf(v2.UnauthorizedError);
+    const url = provider.authorizationUrl!;
+    expect(url.searchParams.get("resource")).toBe(mcpUrl);
+    expect(url.searchParams.get("code_challenge_method")).toBe("S256");
+    const { callbackUrl, pageErrors, consentText } = await authorizeInBrowser(browser, url.href, REDIRECT, admin, "Allow");
+    expect(pageErrors).toEqual([]);
+    expect(consentText).toContain("TypeScript SDK v2 test client");
+    // The callback's parameters as a whole: v2 checks `iss` (RFC 9207) against the issuer it
+    // discovered before it redeems the code. Another issuer is refused, and the code still works.
+    expect(callbackUrl.searchParams.get("iss")).toBeTruthy();
+    const forged = new URLSearchParams(callbackUrl.searchParams);
+    forged.set("iss", "https://attacker.example");
+    await expect(first.finishAuth(forged)).rejects.toBeInstanceOf(v2.IssuerMismatchError);
+    await first.finishAuth(callbackUrl.searchParams);
+    expect(provider.saved?.refresh_token).toBeTruthy();
+
+    const client = new v2.Client({ name: "ts-oauth-v2", version: "1" }, MODERN);
+    await client.connect(new v2.StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: provider }));
+    expect(client.getNegotiatedProtocolVersion()).toBe("2026-07-28");
+    const res = (await client.callTool({ name: "chat", arguments: { message: "hello over oauth, 2026" } })) as v2.CallToolResult;
+    expect(res.isError).toBeFalsy();
+    expect(res.content.map((c) => (c.type === "text" ? c.text : "")).join("")).toBe("Hello from A");
+    await client.close();
+
+    const old = provider.saved!;
+    provider.saved = { ...old, access_token: "expired-or-revoked-token-000000000000" };
+    const again = new v2.Client({ name: "ts-oauth-v2", version: "1" }, MODERN);
+    await again.connect(new v2.StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: provider }));
+    expect((await again.listTools()).tools.map((t) => t.name)).toEqual(["chat"]);
+    expect(provider.saved.refresh_token).not.toBe(old.refresh_token);
+    await again.close();
+
   }, 120_000);
 });
