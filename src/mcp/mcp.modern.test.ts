@@ -1,5 +1,5 @@
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from "@modelcontextprotocol/client";
-import { createTaskSessionFromClient } from "@modelcontextprotocol/ext-tasks/client";
+import { createTaskSessionFromClient, type WithTasksOptions } from "@modelcontextprotocol/ext-tasks/client";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
@@ -16,6 +16,12 @@ const SCRIPT = `export default async function run(input, ctx) {
   if (input.spin) { const end = Date.now() + input.spin; while (Date.now() < end) {} }
   return { doubled: input.n * 2 };
 }`;
+/** Two questions: one a flat form, one a schema no form can draw (offered as JSON text). */
+const ASKING = `export default async function run(input, ctx) {
+  const a = await ctx.ask({ prompt: "Approve order " + input.n + "?", schema: { type: "object", properties: { ok: { type: "boolean" }, note: { type: "string" } }, required: ["ok"] } });
+  const b = await ctx.ask({ prompt: "Which items?", schema: { type: "object", properties: { items: { type: "array", items: { type: "string" }, minItems: 1 } }, required: ["items"] } });
+  return { ok: a.ok, note: a.note ?? null, items: b.items };
+}`;
 const MODERN = "2026-07-28";
 const TASKS = "io.modelcontextprotocol/tasks";
 
@@ -28,6 +34,9 @@ describe("MCP 2026-07-28 (official TypeScript SDK v2 client) and the Tasks exten
   let chatKey: string;
   let runKey: string;
   let otherRunKey: string;
+  let askAgent: string;
+  let askKey: string;
+  let admin: string;
   const open: Client[] = [];
 
   const url = (agent: string) => `${app.url}/api/mcp/${agent}`;
@@ -57,15 +66,46 @@ describe("MCP 2026-07-28 (official TypeScript SDK v2 client) and the Tasks exten
     return { status: res.status, body: (await res.json()) as { result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } } };
   };
 
+  /** The official ext-tasks client on a connected v2 client, with the host's raw request path for task wire shapes. */
+  const tasksSession = (client: Client, apiKey: string, agent: string, options: Pick<WithTasksOptions, "onInputRequest"> = {}) => {
+    let n = 0;
+    return createTaskSessionFromClient(client, {
+      endpointId: url(agent),
+      ...options,
+      // The adapter frames the envelope itself.
+      rawDispatch: async (request) => {
+        const r = request as { method: string; params?: Record<string, unknown>; id?: number | string };
+        const taskId = r.params?.taskId;
+        const name = r.params?.name;
+        const res = await fetch(url(agent), {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${apiKey}`,
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            "mcp-protocol-version": MODERN,
+            "mcp-method": r.method,
+            ...(typeof taskId === "string" ? { "mcp-name": taskId } : typeof name === "string" ? { "mcp-name": name } : {}),
+          },
+          body: JSON.stringify({ jsonrpc: "2.0", id: r.id ?? `raw-${n++}`, ...r }),
+        });
+        const body = (await res.json()) as { result?: never; error?: never };
+        return body.error !== undefined ? { kind: "error", error: body.error } : { kind: "result", result: body.result! };
+      },
+      v2RequestFraming: { protocolVersion: MODERN, clientInfo: { name: "mcp-modern-test", version: "1.0.0" }, clientCapabilities: {} },
+    });
+  };
+
   beforeAll(async () => {
     fake = await startFakeUpstream();
     app = await startTestApp({ worker: true, env: { PROVIDER_A_BASE_URL: fake.url, PROVIDER_A_API_KEY: "ka", PROVIDER_B_BASE_URL: fake.url, PROVIDER_B_API_KEY: "kb", UPSTREAM_MAX_RETRIES: "0" } });
-    const admin = (await createAccount(app.url, app.operatorToken, "mcp-modern", "10")).adminToken;
+    admin = (await createAccount(app.url, app.operatorToken, "mcp-modern", "10")).adminToken;
     const key = async (agent: string) => (await gql(app.url, admin, `mutation($a: ID!) { createApiKey(agentId: $a, name: "mcp") { key } }`, { a: agent })).data.createApiKey.key as string;
     chatAgent = await createAgent(app.url, admin, { name: "Modern chat" });
     runAgent = await createAgent(app.url, admin, { name: "Modern doubler", script: SCRIPT });
     otherRunAgent = await createAgent(app.url, admin, { name: "Other doubler", script: SCRIPT });
-    [chatKey, runKey, otherRunKey] = [await key(chatAgent), await key(runAgent), await key(otherRunAgent)];
+    askAgent = await createAgent(app.url, admin, { name: "Modern asker", script: ASKING });
+    [chatKey, runKey, otherRunKey, askKey] = [await key(chatAgent), await key(runAgent), await key(otherRunAgent), await key(askAgent)];
   });
   afterAll(async () => {
     for (const c of open) await c.close().catch(() => {});
@@ -186,31 +226,7 @@ describe("MCP 2026-07-28 (official TypeScript SDK v2 client) and the Tasks exten
 
   it("Tasks (official ext-tasks client): a run not done within wait_seconds is a task whose id is the job id, polled to its result", async () => {
     const client = await connect(runKey, runAgent);
-    let n = 0;
-    const session = createTaskSessionFromClient(client, {
-      endpointId: url(runAgent),
-      // The host's raw request path for task wire shapes (the adapter frames the envelope itself).
-      rawDispatch: async (request) => {
-        const r = request as { method: string; params?: Record<string, unknown>; id?: number | string };
-        const taskId = r.params?.taskId;
-        const name = r.params?.name;
-        const res = await fetch(url(runAgent), {
-          method: "POST",
-          headers: {
-            authorization: `Bearer ${runKey}`,
-            "content-type": "application/json",
-            accept: "application/json, text/event-stream",
-            "mcp-protocol-version": MODERN,
-            "mcp-method": r.method,
-            ...(typeof taskId === "string" ? { "mcp-name": taskId } : typeof name === "string" ? { "mcp-name": name } : {}),
-          },
-          body: JSON.stringify({ jsonrpc: "2.0", id: r.id ?? `raw-${n++}`, ...r }),
-        });
-        const body = (await res.json()) as { result?: never; error?: never };
-        return body.error !== undefined ? { kind: "error", error: body.error } : { kind: "result", result: body.result! };
-      },
-      v2RequestFraming: { protocolVersion: MODERN, clientInfo: { name: "mcp-modern-test", version: "1.0.0" }, clientCapabilities: {} },
-    });
+    const session = tasksSession(client, runKey, runAgent);
     try {
       const execution = await session.callTool("run", { input: { n: 5, spin: 1500 }, wait_seconds: 0 });
       expect(execution.kind).toBe("task");
@@ -258,5 +274,61 @@ describe("MCP 2026-07-28 (official TypeScript SDK v2 client) and the Tasks exten
     expect(update.body.error, JSON.stringify(update.body)).toMatchObject({ code: -32602, data: { reason: "no_input_request" } });
     const cancelDone = await raw(runKey, runAgent, "tasks/cancel", { taskId: jobId }, ext);
     expect(cancelDone.body.result).toMatchObject({ resultType: "complete" }); // finished: acknowledged, nothing to stop
+  });
+
+  it("Tasks with a run that asks (ctx.ask): the official client is offered each question as a form elicitation and answers it by tasks/update", async () => {
+    const client = await connect(askKey, askAgent);
+    const offered: { message: unknown; requestedSchema: unknown; inputId?: string }[] = [];
+    const session = tasksSession(client, askKey, askAgent, {
+      onInputRequest: async (request, context) => {
+        if (request.kind !== "elicitation") throw new Error(`unexpected ${request.kind}`);
+        offered.push({ message: request.params.message, requestedSchema: request.params.requestedSchema, inputId: context.inputId });
+        if (offered.length === 1) return { action: "accept", content: { ok: true, note: "ship it" } } as never;
+        return { action: "accept", content: { answer: '{"items":["a","b"]}' } } as never;
+      },
+    });
+    try {
+      const execution = await session.callTool("run", { input: { n: 7 }, wait_seconds: 0 });
+      expect(execution.kind).toBe("task");
+      const { outcome } = await execution.settle();
+      expect(outcome.status, JSON.stringify(outcome, (k, v) => (v instanceof Error ? { ...v, message: v.message } : v))).toBe("completed");
+      expect((outcome as { result: CallToolResult }).result.structuredContent).toMatchObject({ status: "done", result: { ok: true, note: "ship it", items: ["a", "b"] } });
+      expect(offered.map((o) => o.message)).toEqual(["Approve order 7?", "Which items?"]);
+      // The flat schema as it is; the array one as a JSON text field that carries it.
+      expect(offered[0]!.requestedSchema).toMatchObject({ type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"] });
+      expect(offered[1]!.requestedSchema).toMatchObject({ type: "object", properties: { answer: { type: "string" } }, required: ["answer"] });
+      expect(offered.every((o) => o.inputId?.startsWith("inp_"))).toBe(true);
+    } finally {
+      await session.close();
+    }
+  });
+
+  it("tasks/update, raw: an invalid answer is -32602 validation_failed and the question stays open; decline leaves it open; another channel's answer wins; a wrong input id is refused", async () => {
+    const ext = { [TASKS]: {} };
+    const started = await raw(askKey, askAgent, "tools/call", { name: "run", arguments: { input: { n: 8 }, wait_seconds: 0 } }, ext);
+    const taskId = started.body.result?.taskId as string;
+    expect(taskId, JSON.stringify(started.body)).toMatch(/^job_/);
+    let task: Record<string, unknown> = {};
+    for (const end = Date.now() + 60_000; Date.now() < end; await new Promise((r) => setTimeout(r, 200))) {
+      task = (await raw(askKey, askAgent, "tasks/get", { taskId }, ext)).body.result!;
+      if (task.status === "input_required") break;
+    }
+    expect(task).toMatchObject({ status: "input_required", statusMessage: "input_required" });
+    const [inputId] = Object.keys(task.inputRequests as object);
+    const update = (inputResponses: Record<string, unknown>) => raw(askKey, askAgent, "tasks/update", { taskId, inputResponses }, ext);
+
+    const invalid = await update({ [inputId!]: { action: "accept", content: { note: "no ok field" } } });
+    expect(invalid.body.error, JSON.stringify(invalid.body)).toMatchObject({ code: -32602, data: { reason: "validation_failed" } });
+    expect(invalid.body.error!.message).toContain("ok");
+    expect((await update({ [inputId!]: { action: "decline" } })).body.result).toMatchObject({ resultType: "complete" });
+    expect((await update({ inp_notthisone: { action: "accept", content: { ok: true } } })).body.error).toMatchObject({ code: -32602, data: { reason: "no_input_request" } });
+    expect((await raw(askKey, askAgent, "tasks/get", { taskId }, ext)).body.result).toMatchObject({ status: "input_required" });
+
+    // GraphQL answers first; a late tasks/update finds nothing to answer.
+    const answered = await gql(app.url, admin, `mutation($j: ID!, $v: JSON!) { answerJobInput(jobId: $j, value: $v) { id } }`, { j: taskId, v: { ok: false } });
+    expect(answered.errors, JSON.stringify(answered)).toBeUndefined();
+    const late = await update({ [inputId!]: { action: "accept", content: { ok: true } } });
+    expect(late.body.error?.code, JSON.stringify(late.body)).toBe(-32602);
+    await raw(askKey, askAgent, "tasks/cancel", { taskId }, ext);
   });
 });

@@ -7,13 +7,16 @@ const job = (over: Partial<JobRow>): JobRow => ({
   result: null, error: null, attempts: 1, costMicros: 0, logs: null, createdAt: new Date(0), startedAt: new Date(1), finishedAt: null, ...over,
 });
 
-/** A job as an MCP Tasks task: only an ended job is completed or cancelled; one that asks is still working. */
+/** A job as an MCP Tasks task: only an ended job is completed or cancelled; one that asks is input_required with its question. */
 describe("a job as a Tasks-extension task", () => {
-  it("a job waiting for a person's answer is working, with input_required as its message and no result", () => {
-    const t = detailedTask(job({ status: "input_required" }));
-    expect(t).toMatchObject({ status: "working", statusMessage: "input_required" });
+  it("a job waiting for a person's answer is input_required, its question a form elicitation keyed by the request's id, and no result", () => {
+    const question = { id: "inp_1", prompt: "Approve?", schema: { type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"] } };
+    const t = detailedTask(job({ status: "input_required" }), question);
+    expect(t).toMatchObject({ status: "input_required", inputRequests: { inp_1: { method: "elicitation/create", params: { mode: "form", message: "Approve?", requestedSchema: question.schema } } } });
     expect(t).not.toHaveProperty("result");
-    expect(taskHandle(job({ status: "input_required" })).status).toBe("working");
+    expect(taskHandle(job({ status: "input_required" })).status).toBe("input_required");
+    // Answered or expired a moment ago (the job not yet queued again): no question to offer, still working.
+    expect(detailedTask(job({ status: "input_required" }))).toMatchObject({ status: "working", statusMessage: "input_required" });
   });
 
   it("queued and running are working; done is completed with the result; a cancelled job is cancelled", () => {

@@ -1,12 +1,16 @@
 import { CANCELLED } from "../jobs/control.js";
 import type { JobRow } from "../jobs/store.js";
+import type { InputRequestRow } from "../input-requests/store.js";
+import { elicitationOf } from "./elicitation.js";
 import { jobResult } from "./job-result.js";
 
 /**
  * A job as a Task of the MCP Tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28): the
  * task id is the job id, so nothing is stored for a task and any instance answers for it.
  *
- * Statuses: queued, running and input_required are `working` (the job's status is the statusMessage); done is
+ * Statuses: queued and running are `working` (the job's status is the statusMessage); a job
+ * waiting for a person's answer (ctx.ask) is `input_required`, its question offered as a form
+ * elicitation keyed by the input request's id (elicitation.ts), answered by tasks/update; done is
  * `completed` with `run`'s own result; a failed job is `completed` too, with `run`'s isError
  * result — the extension keeps `failed` for JSON-RPC errors, and a script's failure is a tool
  * error; a cancelled job (failed with error `cancelled`) is `cancelled`.
@@ -32,10 +36,8 @@ export interface TaskHandle {
 }
 
 function taskStatus(job: JobRow): TaskStatus {
-  // A job waiting for a person's answer (ctx.ask) is not done: `working`, its statusMessage
-  // `input_required`, answered through the job's own channels (docs/input-requests.md) until
-  // tasks/update carries the answer.
-  if (job.status === "queued" || job.status === "running" || job.status === "input_required") return "working";
+  if (job.status === "queued" || job.status === "running") return "working";
+  if (job.status === "input_required") return "input_required";
   if (job.status === "failed" && job.error === CANCELLED) return "cancelled";
   return "completed";
 }
@@ -56,9 +58,16 @@ function taskBase(job: JobRow) {
 /** `run`'s answer when the wait ended before the job did (a CreateTaskResult). */
 export const taskHandle = (job: JobRow): TaskHandle => ({ resultType: "task", ...taskBase(job) });
 
-/** tasks/get's answer (a GetTaskResult: the DetailedTask, with `result` once completed). */
-export function detailedTask(job: JobRow): Record<string, unknown> {
+/**
+ * tasks/get's answer (a GetTaskResult: the DetailedTask, with `result` once completed, and the
+ * open question while input_required). `question`: the job's pending input request; a job that
+ * is input_required without one (answered or expired a moment ago) reads as `working`.
+ */
+export function detailedTask(job: JobRow, question?: Pick<InputRequestRow, "id" | "prompt" | "schema">): Record<string, unknown> {
   const base = taskBase(job);
+  if (base.status === "input_required") {
+    return question ? { resultType: "complete", ...base, inputRequests: { [question.id]: elicitationOf(question) } } : { resultType: "complete", ...base, status: "working" };
+  }
   // The inner result is a 2026-07-28 CallToolResult, which names its resultType too.
   return { resultType: "complete", ...base, ...(base.status === "completed" ? { result: { resultType: "complete", ...jobResult(job) } } : {}) };
 }

@@ -1,10 +1,13 @@
 import { MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, type CallToolResult, type McpServer, type ServerContext } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { AppError } from "../errors/app-error.js";
+import { answerJobInput } from "../input-requests/answer.js";
+import { latestRequestOfJob } from "../input-requests/store.js";
 import { cancelJob } from "../jobs/control.js";
 import type { JobRow } from "../jobs/store.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { callerOf } from "./auth.js";
+import { answerOf } from "./elicitation.js";
 import { agentJob } from "./job-result.js";
 import { detailedTask, TASKS_EXTENSION } from "./task-shape.js";
 import { modernToolCall, tasksDeclared } from "./modern-call.js";
@@ -15,8 +18,8 @@ import { objectSchema, type ToolSpec } from "./tool-spec.js";
  * The Tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28) on an automation agent's
  * server: a `run` not done within `wait_seconds` answers, for a client that declared the
  * extension on that request, as a task whose id is the job id (job-tools.ts); `tasks/get` reads
- * the job, `tasks/cancel` cancels it (cancelJob, as GraphQL and A2A do), `tasks/update` would
- * answer its input request. The SDK v2 has no server side for the extension, so its methods are
+ * the job, `tasks/cancel` cancels it (cancelJob, as GraphQL and A2A do), `tasks/update` answers
+ * its question (ctx.ask, offered as a form elicitation: elicitation.ts). The SDK v2 has no server side for the extension, so its methods are
  * registered here with their own params schemas (the SDK lets extension methods through that way).
  *
  * tools/call is ours too on this server: the SDK's McpServer validates every tool result against
@@ -60,7 +63,11 @@ export function serveTasks(server: McpServer, runtime: Runtime, specs: ToolSpec[
     return (await spec.call(parsed.data, modernToolCall(ctx, tasksDeclared(ctx)))) as CallToolResult;
   });
 
-  low.setRequestHandler("tasks/get", { params: TASK_ID }, async ({ taskId }, ctx) => detailedTask(await taskJob(taskId, ctx)));
+  low.setRequestHandler("tasks/get", { params: TASK_ID }, async ({ taskId }, ctx) => {
+    const job = await taskJob(taskId, ctx);
+    const question = job.status === "input_required" ? await latestRequestOfJob(runtime.pool, job.id) : undefined;
+    return detailedTask(job, question?.status === "pending" ? question : undefined);
+  });
 
   low.setRequestHandler("tasks/cancel", { params: TASK_ID }, async ({ taskId }, ctx) => {
     const job = await taskJob(taskId, ctx);
@@ -73,11 +80,38 @@ export function serveTasks(server: McpServer, runtime: Runtime, specs: ToolSpec[
     return { resultType: "complete" };
   });
 
-  // A job's question (ctx.ask) is not offered as the extension's inputRequests (its elicitation
-  // schema is narrower than a ctx.ask schema: docs/mcp.md), so no answer comes this way yet. The
-  // SDK lifts `inputResponses` out of the params (ctx.mcpReq.inputResponses); unread here.
+  // tasks/update answers the job's question (ctx.ask) with the elicitation's content, checked
+  // against the job's schema as on every channel; the first valid answer wins (answerJobInput).
+  // The SDK lifts `inputResponses` out of the params (ctx.mcpReq.inputResponses).
   low.setRequestHandler("tasks/update", { params: TASK_ID }, async ({ taskId }, ctx) => {
     const job = await taskJob(taskId, ctx);
-    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Task ${job.id} has no outstanding input request (answer a job's question through GraphQL answerJobInput, its answer URL or A2A)`, { reason: "no_input_request" });
+    const responses = Object.entries(ctx.mcpReq.inputResponses ?? {});
+    const question = job.status === "input_required" ? await latestRequestOfJob(runtime.pool, job.id) : undefined;
+    if (!question || question.status !== "pending") throw noInputRequest(job.id);
+    for (const [inputId, response] of responses) {
+      if (inputId !== question.id) throw noInputRequest(job.id, inputId);
+      await asProtocolErrors(async () => {
+        const answer = answerOf(question, response);
+        if (answer) await answerJobInput(runtime, job.accountId, job.id, answer.value);
+      });
+    }
+    return { resultType: "complete" };
   });
+}
+
+function noInputRequest(jobId: string, inputId?: string): ProtocolError {
+  const what = inputId ? `has no outstanding input request ${inputId}` : "has no outstanding input request";
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, `Task ${jobId} ${what}`, { reason: "no_input_request" });
+}
+
+/** An answer the job cannot take (invalid, or another answer came first) is -32602 with its reason. */
+async function asProtocolErrors(f: () => Promise<void>): Promise<void> {
+  try {
+    await f();
+  } catch (err) {
+    if (err instanceof AppError && ["validation_failed", "input_already_answered", "input_request_expired", "input_not_required"].includes(err.code)) {
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, err.message, { reason: err.code });
+    }
+    throw err;
+  }
 }
