@@ -1,10 +1,22 @@
 import { z } from "zod";
 import { SUPPORTED_MODELS } from "./models.js";
+import { shapeOf, type Area } from "./variable.js";
+import type { LOG_LEVELS } from "./values.js";
+import { serverArea } from "./areas/server.js";
+import { databaseArea } from "./areas/database.js";
+import { temporalArea } from "./areas/temporal.js";
+import { modelsArea } from "./areas/models.js";
+import { runsArea } from "./areas/runs.js";
+import { egressArea } from "./areas/egress.js";
+import { outboundArea } from "./areas/outbound.js";
+import { protocolsArea } from "./areas/protocols.js";
+import { telemetryArea } from "./areas/telemetry.js";
 
 /**
  * The one place the environment is read and validated. Every process (API, worker, dev launcher,
  * CLI) builds its `Config` here, so a bad value fails the same way everywhere: one message that
- * names the variable, then exit.
+ * names the variable, then exit. The variables, their validation and their documentation live by
+ * area in areas/*.ts; this module puts them together and turns them into the `Config`.
  */
 
 export class ConfigError extends Error {
@@ -14,231 +26,22 @@ export class ConfigError extends Error {
   }
 }
 
-const bool = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .refine((v) => ["true", "false", "1", "0", "yes", "no"].includes(v), {
-    message: "must be true or false",
-  })
-  .transform((v) => v === "true" || v === "1" || v === "yes");
-
-const port = z.coerce
-  .number({ message: "must be a port number" })
-  .int("must be a whole number")
-  .min(0, "must be between 0 and 65535")
-  .max(65535, "must be between 0 and 65535");
-
-const url = (protocols: string[]) =>
-  z
-    .string()
-    .trim()
-    .refine(
-      (v) => {
-        try {
-          return protocols.includes(new URL(v).protocol);
-        } catch {
-          return false;
-        }
-      },
-      { message: `must be a URL (${protocols.join(" or ")})` },
-    );
-
-const hostPort = z
-  .string()
-  .trim()
-  .regex(/^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/, "must be host:port, e.g. localhost:7233");
-
-const encryptionKey = z
-  .string()
-  .trim()
-  .transform((v, ctx) => {
-    const buf = /^[0-9a-fA-F]{64}$/.test(v) ? Buffer.from(v, "hex") : Buffer.from(v, "base64");
-    if (buf.length !== 32) {
-      ctx.addIssue({
-        code: "custom",
-        message: "must be 32 bytes, as 64 hex characters or base64 (openssl rand -base64 32)",
-      });
-      return z.NEVER;
-    }
-    return buf;
-  });
-
-const jsonRecord = <T extends z.ZodType>(value: T, example: string) =>
-  z
-    .string()
-    .transform((v, ctx) => {
-      try {
-        return JSON.parse(v) as unknown;
-      } catch {
-        ctx.addIssue({ code: "custom", message: `must be JSON, e.g. ${example}` });
-        return z.NEVER;
-      }
-    })
-    .pipe(z.record(z.string(), value));
-
-const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+const AREAS = [serverArea, databaseArea, temporalArea, modelsArea, runsArea, egressArea, outboundArea, protocolsArea, telemetryArea] as const;
 
 const envSchema = z.object({
-  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
-  PORT: port.default(3000),
-  HOST: z.string().trim().min(1).optional(),
-  DATA_DIR: z.string().trim().min(1).default("./.data"),
-  DATABASE_URL: url(["postgres:", "postgresql:"]).optional(),
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
-  TEMPORAL_ADDRESS: hostPort.optional(),
-  TEMPORAL_NAMESPACE: z.string().trim().min(1).default("default"),
-  TEMPORAL_TASK_QUEUE: z.string().trim().min(1).default("agent-gateway"),
-  TEMPORAL_CLI_PATH: z.string().trim().min(1).optional(),
-  /**
-   * Eager workflow start: `auto` starts runs eagerly where the process that starts them also runs
-   * the worker of their task queue (`npm start`); `off` always goes through the task queue.
-   */
-  TEMPORAL_EAGER_START: z.enum(["auto", "off"], { message: "must be auto or off" }).default("auto"),
-  OPERATOR_TOKEN: z.string().trim().min(24, "must be at least 24 characters").optional(),
-  SECRET_ENCRYPTION_KEY: encryptionKey.optional(),
-  PUBLIC_BASE_URL: url(["http:", "https:"]).optional(),
-  ALLOW_INSECURE_HTTP: bool.optional(),
-  TRUST_PROXY: z.string().trim().optional(),
-  TLS_CERT_FILE: z.string().trim().min(1).optional(),
-  TLS_KEY_FILE: z.string().trim().min(1).optional(),
-  PROVIDER_A_BASE_URL: url(["http:", "https:"]).default("https://generativelanguage.googleapis.com"),
-  PROVIDER_A_API_KEY: z.string().trim().min(1).optional(),
-  PROVIDER_B_BASE_URL: url(["http:", "https:"]).default("https://api.anthropic.com"),
-  PROVIDER_B_API_KEY: z.string().trim().min(1).optional(),
-  /** `{"provider_a/model-2.5-flash":"gemini-2.5-flash"}`: upstream model names. */
-  MODEL_NAME_MAP: jsonRecord(z.string().min(1), '{"provider_b/model-sonnet-4-6":"claude-sonnet-4-6"}').optional(),
-  /** `{"provider_a/model-2.0-flash":{"baseUrl":"http://127.0.0.1:8000/v1","model":"llama3"}}`. */
-  OPENAI_COMPATIBLE_ROUTES: jsonRecord(
-    z.object({ baseUrl: url(["http:", "https:"]), model: z.string().min(1).optional(), apiKey: z.string().optional() }),
-    '{"provider_a/model-2.0-flash":{"baseUrl":"http://127.0.0.1:8000/v1"}}',
-  ).optional(),
-  /** `{"provider_a/model-2.5-pro":{"input":"1.25","output":"10"}}`: USD per million tokens. */
-  MODEL_PRICES: jsonRecord(
-    z.object({ input: z.union([z.string(), z.number()]), output: z.union([z.string(), z.number()]) }),
-    '{"provider_a/model-2.5-pro":{"input":"1.25","output":"10"}}',
-  ).optional(),
-  /**
-   * How long a graceful stop (SIGTERM, SIGINT) lets in-flight requests finish, chat turns and
-   * streams included; then the turns still waiting are cut (their holds released, a stream saved
-   * and billed for what it sent) and the connections closed.
-   */
-  SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
-  WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
-  DEFAULT_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
-  /** How often each API instance settles chat turns whose thread lease expired (a crashed instance's holds). */
-  HOLD_RECLAIM_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
-  /** How long a blocking A2A SendMessage waits for the task's end before answering with it as it is (under the proxy's 300 s). */
-  A2A_BLOCKING_WAIT_SECONDS: z.coerce.number().int().min(1).max(290).default(240),
-  A2A_STREAM_RECORD_AFTER_MS: z.coerce.number().int().min(0).max(10_000).default(5),
-  UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(120_000),
-  UPSTREAM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
-  /** Per-model circuit breaker: this many failed calls within the window open it (0: off). */
-  MODEL_BREAKER_FAILURES: z.coerce.number().int().min(0).max(1000).default(5),
-  MODEL_BREAKER_WINDOW_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
-  /** How long an open breaker skips its model before one probe call may try it again. */
-  MODEL_BREAKER_COOLDOWN_MS: z.coerce.number().int().min(50).max(3_600_000).default(30_000),
-  DEFAULT_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(1).max(1_000_000).default(4096),
-  CHAT_MAX_IMAGE_BYTES: z.coerce.number().int().min(1024).max(20 * 1024 * 1024).default(2 * 1024 * 1024),
-  /** Operator maximum (and default) of a run's CPU time: time the script itself computes. */
-  SCRIPT_CPU_TIME_MS: z.coerce.number().int().min(10).max(3_600_000).default(30_000),
-  /** Operator maximum (and default) of a run attempt's wall time, awaits included; the workflow's timeouts derive from it. */
-  SCRIPT_WALL_TIME_MS: z.coerce.number().int().min(100).max(3_600_000).default(900_000),
-  SCRIPT_MEMORY_MB: z.coerce.number().int().min(8).max(1024).default(64),
-  /** Journaled calls (ctx.chat, ctx.fetch, ctx.step) per run. */
-  SCRIPT_MAX_HOST_CALLS: z.coerce.number().int().min(0).max(10_000).default(100),
-  SCRIPT_MAX_RESULT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
-  SCRIPT_MAX_LOG_LINES: z.coerce.number().int().min(0).max(100_000).default(1000),
-  /** UTF-8 bytes of one ctx.log line, cut inside the sandbox thread before it reaches the worker's main thread. */
-  SCRIPT_MAX_LOG_LINE_BYTES: z.coerce.number().int().min(64).max(1024 * 1024).default(4096),
-  /** UTF-8 bytes of all ctx.log lines of one run, counted inside the sandbox thread. */
-  SCRIPT_MAX_LOG_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
-  SCRIPT_MAX_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(1024 * 1024),
-  /** Dev and tests only: let ctx.fetch reach loopback/private addresses. */
-  EGRESS_ALLOW_PRIVATE: bool.optional(),
-  /** Addresses or CIDRs exempt from the private-range refusal (an internal API the operator trusts; tests). */
-  EGRESS_ALLOW_ADDRESSES: z.string().trim().optional(),
-  /** `{"api.test":"127.0.0.2"}`: fixed answers instead of DNS (like curl --resolve), for tests and dev. */
-  EGRESS_RESOLVE: jsonRecord(z.string().min(1), '{"api.test":"127.0.0.2"}').optional(),
-  /** PEM file of extra CAs ctx.fetch trusts (a test or internal CA), on top of the system roots. */
-  EGRESS_CA_FILE: z.string().trim().min(1).optional(),
-  EGRESS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
-  EGRESS_MAX_RESPONSE_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
-  EGRESS_MAX_REDIRECTS: z.coerce.number().int().min(0).max(20).default(5),
-  /** Seconds between the attempts of an outbound delivery (Svix's schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
-  OUTBOUND_RETRY_SCHEDULE: z
-    .string()
-    .trim()
-    .default("5,300,1800,7200,18000,36000,36000")
-    .transform((v, ctx) => {
-      const gaps = v === "" ? [] : v.split(",").map((s) => Number(s.trim()));
-      if (gaps.length > 50 || gaps.some((g) => !Number.isFinite(g) || g < 0 || g > 7 * 86_400)) {
-        ctx.addIssue({ code: "custom", message: "must be at most 50 comma-separated numbers of seconds, each 0 to 604800, e.g. 5,300,1800" });
-        return z.NEVER;
-      }
-      return gaps;
-    }),
-  /** One outbound attempt: connecting (and TLS) must finish within the first, the whole answer within the second. */
-  OUTBOUND_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
-  OUTBOUND_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
-  /** An outbound attempt reads at most this much of the response body, then stops reading. */
-  OUTBOUND_MAX_RESPONSE_BYTES: z.coerce.number().int().min(0).max(1024 * 1024).default(64 * 1024),
-  /** Outbound attempts one worker runs at a time (their own activity slots, apart from the runs'). */
-  OUTBOUND_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(100),
-  /** Outbound attempts of one account in flight at once, across all workers; more wait (a durable timer), so one account's slow targets cannot take every slot. */
-  OUTBOUND_MAX_CONCURRENT_PER_ACCOUNT: z.coerce.number().int().min(1).max(100_000).default(10),
-  /** Pending deliveries of one job's event (`redeliver`) or of one trigger's test events (`sendTestCallback`); one more is refused. */
-  OUTBOUND_MAX_PENDING_RESENDS: z.coerce.number().int().min(1).max(1000).default(5),
-  /** A pending delivery with no attempt for the longest gap of the schedule + an attempt's time + this is checked; if its workflow is gone, it is failed. */
-  OUTBOUND_STUCK_GRACE_MS: z.coerce.number().int().min(500).max(86_400_000).default(300_000),
-  /** Push notification configs one A2A task may have (each is a target of every event); the next create is refused. */
-  A2A_PUSH_CONFIGS_PER_TASK: z.coerce.number().int().min(1).max(1000).default(10),
-  // 3, not 2: the worker's activity pollers hold two slots while they wait, and an activity is
-  // dispatched eagerly (~35 ms sooner; src/temporal/worker.ts) only into a third.
-  SANDBOX_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(3),
-  /**
-   * Runs of one account executing at once, across all workers; more wait queued in their workflow,
-   * holding no slot. Unset: a fair share of RUN_SLOTS (a lone account may use every slot; see
-   * RUN_SLOTS). Set: a hard cap, whatever the other accounts do.
-   */
-  RUN_MAX_CONCURRENT_PER_ACCOUNT: z.coerce.number().int().min(1).max(100_000).optional(),
-  /** The run slots of all workers together (the fair share's whole); unset: one worker's, SANDBOX_POOL_SIZE. */
-  RUN_SLOTS: z.coerce.number().int().min(1).max(100_000).optional(),
-  /** The same for one agent; unset: only the account's limit applies. */
-  RUN_MAX_CONCURRENT_PER_AGENT: z.coerce.number().int().min(1).max(100_000).optional(),
-  /** Schedules one account may have; one more is BAD_USER_INPUT naming the limit. */
-  SCHEDULES_PER_ACCOUNT: z.coerce.number().int().min(1).max(100_000).default(100),
-  /** The shortest `every` a schedule may have (at most 60: a cron fires at most once a minute anyway). */
-  SCHEDULE_MIN_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(60).default(60),
-  /** How long a firing retries creating its job (the database down) before it is recorded as missed. */
-  SCHEDULE_FIRING_RETRY_SECONDS: z.coerce.number().int().min(1).max(3600).default(900),
-  LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
-  WORKER_METRICS_PORT: port.optional(),
-  /** The most a GraphQL operation may cost: 1 per field, a connection's fields once per row asked for. */
-  GRAPHQL_MAX_COST: z.coerce.number().int().min(100).max(10_000_000).default(20_000),
-  /** Largest WebSocket message on /graphql (graphql-ws), refused by the WebSocket layer with close 1009, connection_init included. */
-  GRAPHQL_WS_MAX_PAYLOAD_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(256 * 1024),
-  /** Open graphql-ws sockets of one admin token (or of the operator token) on one API instance; more are closed with 4429. */
-  GRAPHQL_WS_MAX_SOCKETS_PER_TOKEN: z.coerce.number().int().min(1).max(100_000).default(20),
-  /** Operations running at once on one graphql-ws socket; more get a TOO_MANY_SUBSCRIPTIONS error. */
-  GRAPHQL_WS_MAX_SUBSCRIPTIONS_PER_SOCKET: z.coerce.number().int().min(1).max(100_000).default(50),
-  /** A2A streams that follow a task (SubscribeToTask, a streamed send to an automation agent) open at once per key on one API instance; more are refused with 429. */
-  A2A_MAX_STREAMS_PER_KEY: z.coerce.number().int().min(1).max(100_000).default(10),
-  /** OAuth dynamic client registrations (POST /oauth/register) per client IP per minute, all instances together; more answer 429. */
-  OAUTH_REGISTRATIONS_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(20),
-  /** OAuth token endpoint requests (POST /oauth/token) per client IP per minute, all instances together; more answer 429. */
-  OAUTH_TOKEN_REQUESTS_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(120),
-  METRICS_JOBS_REFRESH_SECONDS: z.coerce.number().min(1).max(3600).default(15),
-  /** Audit entries (or idempotency records) the retention purge handles per transaction: a request waits at most for one batch. */
-  RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(1000),
-  // OpenTelemetry's standard names; tracing is on when an endpoint is set (see README, Telemetry).
-  OTEL_EXPORTER_OTLP_ENDPOINT: url(["http:", "https:"]).optional(),
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: url(["http:", "https:"]).optional(),
-  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(["http/json", "http/protobuf"], { message: "must be http/json or http/protobuf (spans are sent as OTLP/HTTP JSON, which OTLP/HTTP receivers accept on either; gRPC is not supported)" }).optional(),
-  OTEL_SERVICE_NAME: z.string().trim().min(1).default("agent-gateway"),
-  OTEL_TRACES_EXPORTER: z.enum(["otlp", "none"], { message: "must be otlp or none" }).optional(),
-  OTEL_SDK_DISABLED: bool.optional(),
+  ...shapeOf(serverArea),
+  ...shapeOf(databaseArea),
+  ...shapeOf(temporalArea),
+  ...shapeOf(modelsArea),
+  ...shapeOf(runsArea),
+  ...shapeOf(egressArea),
+  ...shapeOf(outboundArea),
+  ...shapeOf(protocolsArea),
+  ...shapeOf(telemetryArea),
 });
+
+/** The configuration's areas and their documented variables (docs/reference/configuration.md is generated from them). */
+export const CONFIG_AREAS: readonly Area[] = AREAS;
 
 type Env = z.infer<typeof envSchema>;
 

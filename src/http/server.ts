@@ -11,6 +11,7 @@ import { mountGraphQL } from "../graphql/server.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { Logger } from "../infra/logger.js";
 import { requestId } from "./request-id.js";
+import { openApiRoute } from "./openapi.js";
 
 /** How long the answers of cut requests get to leave before the connections are closed. */
 const CUT_GRACE_MS = 1000;
@@ -77,6 +78,7 @@ export async function startHttpServer(runtime: Runtime, options: HttpServerOptio
   app.use(requestLog(log));
   const graphql = options.graphql ? await mountGraphQL(runtime, options.graphql.schema, server, options.graphql.auth) : undefined;
   if (graphql) app.use(graphql.router);
+  app.use(openApiRoute());
   const closers: (() => Promise<void> | void)[] = [];
   const cutters: (() => Promise<void>)[] = [];
   for (const route of options.routes ?? []) {
