@@ -33,7 +33,7 @@ export interface TaskHandle {
 
 function taskStatus(job: JobRow): TaskStatus {
   // A job waiting for a person's answer (ctx.ask) is not done: `working`, its statusMessage
-  // `input_required`, answered through the job's own channels (docs/input-requests.md) until
+  // `input_required`, answered through the job's own channels (docs/design/input-requests.md) until
   // tasks/update carries the answer.
   if (job.status === "queued" || job.status === "running" || job.status === "input_required") return "working";
   if (job.status === "failed" && job.error === CANCELLED) return "cancelled";

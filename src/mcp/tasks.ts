@@ -74,7 +74,7 @@ export function serveTasks(server: McpServer, runtime: Runtime, specs: ToolSpec[
   });
 
   // A job's question (ctx.ask) is not offered as the extension's inputRequests (its elicitation
-  // schema is narrower than a ctx.ask schema: docs/mcp.md), so no answer comes this way yet. The
+  // schema is narrower than a ctx.ask schema: docs/design/mcp.md), so no answer comes this way yet. The
   // SDK lifts `inputResponses` out of the params (ctx.mcpReq.inputResponses); unread here.
   low.setRequestHandler("tasks/update", { params: TASK_ID }, async ({ taskId }, ctx) => {
     const job = await taskJob(taskId, ctx);
