@@ -19,7 +19,7 @@ import { CALL_STATE, GatewayA2AHandler, type CallState } from "./handler.js";
 import { restBinding } from "./rest.js";
 
 /**
- * Every agent is an A2A server at /api/a2a/<agent_id> (DESIGN §15): its public card, and the
+ * Every agent is an A2A server at /api/a2a/<agent_id> (docs/design/a2a.md): its public card, and the
  * JSON-RPC binding in v1.0 and v0.3 (chosen by the A2A-Version header; absent means 0.3). The
  * official SDK's transport handlers parse, validate and serialize both versions; the gateway's
  * handler (handler.ts) does the work; this module authenticates, picks the version and writes

@@ -10,7 +10,7 @@ import { createAccount, gql } from "../../test/helpers/graphql.js";
 import { authorizeInBrowser } from "../../test/helpers/oauth-browser.js";
 
 /**
- * DESIGN §20 with the official TypeScript SDK's client auth (`@modelcontextprotocol/sdk`,
+ * OAuth sign-in (docs/design/oauth.md) with the official TypeScript SDK's client auth (`@modelcontextprotocol/sdk`,
  * `StreamableHTTPClientTransport` with an `authProvider`), unmodified: connect → 401 → discovery,
  * registration, PKCE with resource → Chromium on the product's pages → `finishAuth(code)` →
  * connect again and call `chat`; then a refresh through the SDK.
