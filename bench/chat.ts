@@ -521,7 +521,7 @@ async function floorSection(pg: Awaited<ReturnType<typeof startDurablePostgres>>
     `(round trip + WAL flush with fsync on) p50 ${floor.commitMs.toFixed(3)} ms; the same insert with \`synchronous_commit = off\` p50 ${floor.asyncCommitMs.toFixed(3)} ms.`,
     "Until 094c7e7 a chat turn committed twice durably before its answer (hold + thread before the upstream call, messages + settle after it):",
     `a database floor of about 2 × ${floor.commitMs.toFixed(2)} ms plus the two statements' execution, at one connection and before any HTTP work. Since dc68f77 the`,
-    "hold commits asynchronously and the finish's durable commit flushes it too (docs/billing-reservations.md).",
+    "hold commits asynchronously and the finish's durable commit flushes it too (docs/design/billing-reservations.md).",
   ].join("\n");
 }
 
@@ -555,7 +555,7 @@ function latencySection(
     `- agent-gateway: \`npm run serve\` (node dist/src/entry/serve.js, NODE_ENV=production, LOG_LEVEL=${GATEWAY_LOG_LEVEL}) on PostgreSQL ${pgSettings}`,
     `  (build${gateways.length > 1 ? "s" : ""}: ${gateways.map((g) => `${g.label} = ${g.commit}`).join(", ") || "—"}). Every request: API-key auth, per-key rate limit, hold on the balance, a new`,
     "  thread, the upstream call, then the two stored messages + settle — two PostgreSQL round trips (until 094c7e7 each a durable commit; since dc68f77",
-    "  the hold's commit is asynchronous, made durable by the finish's: docs/billing-reservations.md). All requests of a row",
+    "  the hold's commit is asynchronous, made durable by the finish's: docs/design/billing-reservations.md). All requests of a row",
     `  use one key of one account (one balance row that every hold and settle updates), except the row spread over ${TENANTS} accounts. provider_b path: the`,
     "  gateway translates the OpenAI request into an Anthropic Messages call and the answer (and SSE events) back. `npm start`: the dev launcher",
     "  (embedded PostgreSQL with fsync off, Temporal dev server and worker in the same process tree).",

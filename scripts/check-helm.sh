@@ -77,7 +77,7 @@ render required "ConfigMap Deployment Deployment Job PodDisruptionBudget PodDisr
 render all-on "ConfigMap Deployment Deployment HorizontalPodAutoscaler HorizontalPodAutoscaler Ingress Job PodDisruptionBudget PodDisruptionBudget Service ServiceAccount" \
   -f "$chart/ci/all-on-values.yaml"
 
-# What the chart derives (docs/kubernetes.md): the grace periods and the run slots.
+# What the chart derives (docs/operations/kubernetes.md): the grace periods and the run slots.
 grace() { awk -v d="$2" '/^kind: / { kind = $2 } kind == "Deployment" && $0 ~ "^  name: gw-agent-gateway-" d "$" { f = 1 } f && /terminationGracePeriodSeconds:/ { print $2; exit }' "$out/$1.yaml"; }
 expect() { [ "$2" = "$3" ] || die "$1: got '$2', expected '$3'"; say "$1 = $2"; }
 expect "API grace, defaults (5 s preStop + 10 s drain + 15 s)" "$(grace required api)" 30

@@ -5,7 +5,7 @@
 # <cache> is ${AGW_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/agent-gateway}, outside the clone, so a
 # fresh CI clone finds both again. Nothing is downloaded from GitHub or get.helm.sh: CI machines
 # reach only the package registries. A cold helm build takes several minutes on 2 cores (see
-# docs/kubernetes.md); .ci/run starts this script in the background early for that reason.
+# docs/operations/kubernetes.md); .ci/run starts this script in the background early for that reason.
 # Progress goes to stderr.
 set -euo pipefail
 helm_version="v3.22.0"

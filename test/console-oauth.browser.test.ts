@@ -7,7 +7,7 @@ import { authorizeInBrowser } from "./helpers/oauth-browser.js";
 import { authorizeUrl, pkce, register, tokenRequest } from "./helpers/oauth.js";
 
 /**
- * The console lists an OAuth connection (DESIGN §20) among the agent's keys, and deleting it
+ * The console lists an OAuth connection (docs/design/oauth.md) among the agent's keys, and deleting it
  * there revokes its tokens at once. Chromium, driven by playwright-core, on the real console.
  */
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";

@@ -9,7 +9,7 @@ import { adminRun, childPids, launch, waitReady, type Launcher } from "./helpers
 import { python, pythonSignInAndChat } from "./helpers/oauth-python.js";
 
 /**
- * DESIGN §20 on what a newcomer runs: `npm start` (its simulator answering), an account from the
+ * OAuth sign-in (docs/design/oauth.md) on what a newcomer runs: `npm start` (its simulator answering), an account from the
  * admin CLI, and the Python MCP SDK's OAuthClientProvider signing in through Chromium on the
  * product's pages, then calling `chat`, as in README "Add an agent to ChatGPT / Claude".
  */

@@ -9,7 +9,7 @@ describe("schema.graphql", () => {
     expect(committed).toBe(printSchemaFile(await buildGraphQLSchema()));
   });
 
-  it("exposes the names clients rely on (DESIGN.md §8)", async () => {
+  it("exposes the names clients rely on", async () => {
     const schema = await buildGraphQLSchema();
     const query = schema.getQueryType()!.getFields();
     const mutation = schema.getMutationType()!.getFields();

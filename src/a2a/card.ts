@@ -6,13 +6,13 @@ import { oauth2SchemeV03, oauth2SchemeV1 } from "../oauth/card-scheme.js";
 import { OAUTH_SCOPE } from "../oauth/resources.js";
 
 /**
- * An agent's public card (DESIGN §15): the v1.0 card, and the v0.3 card (with the v1.0
+ * An agent's public card (docs/design/a2a.md): the v1.0 card, and the v0.3 card (with the v1.0
  * interfaces embedded, as the official SDK serves it) for clients that ask for 0.3 or nothing.
  * Both name the key as HTTP bearer and as `X-API-Key`, in securitySchemes and requirements,
  * each in its version's shape (v1.0: `httpAuthSecurityScheme`, …; v0.3: `type`, `scheme`, …).
  */
 
-/** The HTTP+JSON binding's URL: `<base>/v1` (DESIGN §15). */
+/** The HTTP+JSON binding's URL: `<base>/v1` (docs/design/a2a.md). */
 export const restUrl = (base: string) => `${base}/v1`;
 
 export const agentBaseUrl = (publicBaseUrl: string, agentId: string) => publicBaseUrl + a2aPath(agentId);

@@ -19,7 +19,7 @@ import { CALL_STATE, GatewayA2AHandler, type CallState } from "./handler.js";
 import { restBinding } from "./rest.js";
 
 /**
- * Every agent is an A2A server at /api/a2a/<agent_id> (DESIGN §15): its public card, and the
+ * Every agent is an A2A server at /api/a2a/<agent_id> (docs/design/a2a.md): its public card, and the
  * JSON-RPC binding in v1.0 and v0.3 (chosen by the A2A-Version header; absent means 0.3). The
  * official SDK's transport handlers parse, validate and serialize both versions; the gateway's
  * handler (handler.ts) does the work; this module authenticates, picks the version and writes
@@ -85,7 +85,7 @@ export const a2aRoutes: RouteModule = (runtime) => {
       for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
       if (err.status === 401) {
         // What is wrong with the key, where each client looks: the challenge (RFC 6750) and the
-        // status line, the only part of a 401 the Python a2a-sdk prints (docs/a2a.md).
+        // status line, the only part of a 401 the Python a2a-sdk prints (docs/design/a2a.md).
         const sent = !!(res.req.get("authorization") || res.req.get("x-api-key"));
         // resource_metadata (RFC 9728) lets an OAuth client find the authorization server (src/oauth).
         const metadata = runtime.config.publicBaseUrl + a2aResourceMetadataPath(String(res.req.params.agentId ?? ""));

@@ -353,7 +353,7 @@ export type PushConfigInsert = { created: true; id: string } | { created: false;
 
 /**
  * Keeps a push notification config of a task (given with a message, or created for it) for the
- * outbound delivery engine (DESIGN §17), unless the task has `cap` already (or is gone: existing null).
+ * outbound delivery engine (docs/guides/webhooks.md), unless the task has `cap` already (or is gone: existing null).
  */
 export async function insertPushConfig(
   db: pg.Pool,

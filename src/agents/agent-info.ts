@@ -5,7 +5,7 @@ export interface AgentInfo {
   instructions: string;
   defaultModel: string;
   allowedModels: string[] | null;
-  /** Tried in order when the chosen model's upstream fails before answering (DESIGN §19). */
+  /** Tried in order when the chosen model's upstream fails before answering (docs/guides/chat.md). */
   fallbackModels: string[] | null;
 }
 

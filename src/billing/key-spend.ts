@@ -4,7 +4,7 @@ import { Account, ApiKey, ApiKeySpend, LedgerEntry } from "../db/schema.js";
 import type { Param } from "../db/statement.js";
 
 /**
- * Per-key spend limits (DESIGN §19): a key with `spend_limit_micros` has one `api_key_spend` row per
+ * Per-key spend limits (docs/guides/chat.md): a key with `spend_limit_micros` has one `api_key_spend` row per
  * period (UTC day, UTC month, or one for all time) holding what its open holds and settled calls
  * add up to. The row moves only inside the statements that move the balance (billing/ledger.ts
  * `holdCte`, `releaseCte`, the extra charge), so a hold counts against the key's limit exactly as

@@ -8,7 +8,7 @@ import { KEY_HELD_COLUMN, keyChargeCte, keyLimitRefused, keyRoomMicros, keyRecla
 export { KEY_HELD_COLUMN, keyLimitRefused, undoKeyHold, type HoldOutcome } from "./key-spend.js";
 
 /**
- * Hold-and-settle (DESIGN §5), the only SQL that moves an account's balance during a call. The
+ * Hold-and-settle (docs/design/billing-reservations.md), the only SQL that moves an account's balance during a call. The
  * hold is one conditional UPDATE (`balance >= hold`), so concurrent holds serialise on the account
  * row and none can overdraw; its ledger row is written in the same statement. Settling credits
  * back the unused part. The hold and the release are fragments (`holdCte`, `releaseCte`) so the

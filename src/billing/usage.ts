@@ -2,7 +2,7 @@ import type pg from "pg";
 import { AppError } from "../errors/app-error.js";
 
 /**
- * usage(from, to, groupBy) as sums of the ledger's call rows (DESIGN §14): every row a model call
+ * usage(from, to, groupBy) as sums of the ledger's call rows (docs/guides/graphql.md): every row a model call
  * wrote (its hold, the release of the unused part, an extra charge) carries the call's agent, key,
  * thread, trigger, job and model; the settling row also its tokens. Cost is what those rows took
  * from the balance, so the figures agree with the ledger to the micro-dollar by construction.

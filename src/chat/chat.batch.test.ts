@@ -9,7 +9,7 @@ import { startUpstreamGate, type UpstreamGate } from "../../test/helpers/upstrea
 import { startCrashablePostgres, type CrashablePostgres } from "../../test/helpers/crashable-postgres.js";
 
 /**
- * Group commit of the finish (threads/finish-batcher.ts, docs/billing-reservations.md): concurrent
+ * Group commit of the finish (threads/finish-batcher.ts, docs/design/billing-reservations.md): concurrent
  * turns of one account are finished by one statement. What must hold on that path: each turn is
  * decided alone inside the batch (a turn whose hold is gone fails with 503, its neighbours answer),
  * no overspend and the balance moves by exactly the answered charges under any mix, and across a

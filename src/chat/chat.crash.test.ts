@@ -7,7 +7,7 @@ import { startUpstreamGate, type UpstreamGate } from "../../test/helpers/upstrea
 import { startCrashablePostgres, type CrashablePostgres } from "../../test/helpers/crashable-postgres.js";
 
 /**
- * The chat turn's hold commits asynchronously (docs/billing-reservations.md, option B): a crash of
+ * The chat turn's hold commits asynchronously (docs/design/billing-reservations.md, option B): a crash of
  * PostgreSQL between a turn's hold and its finish may lose the hold (and the new thread). This
  * crashes a PostgreSQL of its own (immediate shutdown: no WAL flush, crash recovery on restart)
  * while turns wait on an upstream held open by the test, restarts it, lets the upstream answer,

@@ -10,7 +10,7 @@ import { reclaimExpiredTurns } from "../threads/store.js";
 
 /**
  * Money on the exit paths of a chat turn that never reaches its normal finish
- * (docs/billing-reservations.md, "A hold whose settle never ran"): the agent deleted mid-turn, a
+ * (docs/design/billing-reservations.md, "A hold whose settle never ran"): the agent deleted mid-turn, a
  * turn that outlived its lease racing the reclaim, and the API instance killed mid-turn. Each
  * checks the account's balance as the API reports it against the answered turns' charges.
  */

@@ -6,7 +6,7 @@ import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-up
 import { must, newAgent, newTrigger, postWebhook, waitForJob } from "../../test/helpers/ops.js";
 
 /**
- * Model fallbacks and the per-model circuit breaker (DESIGN §19), through the OpenAI SDK: with
+ * Model fallbacks and the per-model circuit breaker (docs/guides/chat.md), through the OpenAI SDK: with
  * provider A's upstream down, an agent with a provider B fallback answers from B (streamed and
  * not), billed at B's price; the breaker then skips A without calling it, and once A recovers a
  * probe closes the breaker and answers come from A again.

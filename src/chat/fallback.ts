@@ -8,7 +8,7 @@ import { checkModelOptions, isUpstreamFailure, type ChatMessage, type ModelOptio
 import type { Runtime } from "../runtime/runtime.js";
 
 /**
- * Model fallbacks (DESIGN §19): a turn whose model fails upstream (after its own retries, or at
+ * Model fallbacks (docs/guides/chat.md): a turn whose model fails upstream (after its own retries, or at
  * once while its circuit breaker is open) before anything reached the client is tried on the
  * agent's next fallback model. Each attempt is a span event of the request's trace, a log line
  * and, when a fallback answers, a `model_fallbacks_total` count.

@@ -2,7 +2,7 @@ import type { Runtime } from "../runtime/runtime.js";
 import { reclaimExpiredTurns } from "../threads/store.js";
 
 /**
- * The periodic reclaim of dead chat turns (docs/billing-reservations.md, "A hold whose settle never
+ * The periodic reclaim of dead chat turns (docs/design/billing-reservations.md, "A hold whose settle never
  * ran"): every API instance settles, every `holdReclaimIntervalMs` and once at start, the turns
  * whose thread lease expired — their instance crashed between hold and finish, or they outlived
  * their lease. It runs in every API instance, not in one elected place, so it survives any of

@@ -14,7 +14,7 @@ import { outputItems, ResponseEvents, responseObject, type ResponseShell } from 
 import { SseResponse, sseData } from "./sse.js";
 
 /**
- * The Responses API (DESIGN §12) on the chat engine: same keys, holds, rate limits, threads and
+ * The Responses API (docs/guides/chat.md) on the chat engine: same keys, holds, rate limits, threads and
  * errors as chat completions. A response belongs to a thread; previous_response_id continues it.
  */
 export function responsesRouter(runtime: Runtime, admit: Admission, keys: KeyAuthenticator, turns: InFlightTurns): express.Router {

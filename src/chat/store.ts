@@ -16,7 +16,7 @@ import { rateLimitCte, rateLimitValues } from "./rate-limit.js";
  * every other transaction at once, so holds and counts serialise exactly as with a synchronous
  * commit, and the turn's synchronous finish (threads/store.ts `finishTurn`) makes them durable
  * before the answer leaves. A database crash in between may lose them; the finish then refuses
- * to settle a hold that is not there (docs/billing-reservations.md, option B).
+ * to settle a hold that is not there (docs/design/billing-reservations.md, option B).
  */
 const openThread = (rateLimited: boolean, ext?: OpenExtension) =>
   statement(
@@ -102,7 +102,7 @@ export async function openThreadWithHold(
  * row, the thread row, the account row, the key's spend row (a finish takes the thread before the
  * account too, so the two cannot deadlock); a refused lease never locks the account row. Committed asynchronously like the new-thread open; the finish's
  * synchronous commit makes lease and hold durable before the answer leaves, and settles only a
- * hold still in the ledger (docs/billing-reservations.md, "A continuation in one statement").
+ * hold still in the ledger (docs/design/billing-reservations.md, "A continuation in one statement").
  */
 const continuation = (rateLimited: boolean, ext?: OpenExtension) =>
   statement(`chat-open-continuation${rateLimited ? "-rate-limited" : ""}${ext ? `-${ext.name}` : ""}`, (p) => {
@@ -123,7 +123,7 @@ const continuation = (rateLimited: boolean, ext?: OpenExtension) =>
   });
 // The history comes back as one json value in the statement's one row (`historyFrom`), not as a
 // row per message repeating every other column: measured 0.05 ms less per continuation of 18
-// messages (docs/billing-reservations.md, "Where a continuation's extra time went").
+// messages (docs/design/billing-reservations.md, "Where a continuation's extra time went").
 const HISTORY_JSON = "(select json_agg(json_build_array(role, content, data) order by seq) from history)";
 const PLAIN = openStatements();
 

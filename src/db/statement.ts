@@ -49,7 +49,7 @@ export function statement(name: string, build: (p: Param) => string): Statement 
  * (`(select async_commit from async_commit)`), or PostgreSQL never evaluates it. For statements
  * followed by a synchronous commit that writes WAL, which makes them durable too (WAL is flushed
  * in order) before anything depends on them outside the database: the chat turn's hold, made
- * durable by the turn's synchronous finish (docs/billing-reservations.md).
+ * durable by the turn's synchronous finish (docs/design/billing-reservations.md).
  * Never run it inside an explicit transaction: it would apply to the whole transaction.
  */
 export const ASYNC_COMMIT_CTE = "async_commit as (select set_config('synchronous_commit', 'off', true) as async_commit)";

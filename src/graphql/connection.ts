@@ -6,7 +6,7 @@ import { decodeCursor, encodeCursor } from "./cursor.js";
 export { decodeCursor, encodeCursor };
 
 /**
- * Relay connections (DESIGN §14): `edges { cursor node }`, `pageInfo { hasNextPage endCursor }`,
+ * Relay connections (docs/guides/graphql.md): `edges { cursor node }`, `pageInfo { hasNextPage endCursor }`,
  * `first` default 50, max 200. Cursors are opaque (base64url JSON of the row's sort key), and every
  * list is read by keyset (`(sort key) < cursor`), so a page is stable while rows are added.
  */

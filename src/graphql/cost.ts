@@ -4,7 +4,7 @@ import { Extensions } from "type-graphql";
 import type { Config } from "../config/config.js";
 
 /**
- * The query-cost limit (DESIGN §8, §14), beside the depth limit: a field costs 1, and a
+ * The query-cost limit (docs/guides/graphql.md), beside the depth limit: a field costs 1, and a
  * connection's fields count once per row asked for (`first`, see connection.ts), so
  * `jobs(first: 200) { edges { node { thread { messages … } } } }` is priced by what it reads.
  * A field that can hold a large value (a run's result or logs, a webhook payload, a message, a

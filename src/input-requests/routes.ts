@@ -27,7 +27,7 @@ async function readJson(req: Request): Promise<unknown> {
 }
 
 /**
- * `POST /api/input-requests/<id>/answer?token=…` (the `answer_url` of DESIGN §22): the body is
+ * `POST /api/input-requests/<id>/answer?token=…` (the `answer_url` of docs/design/input-requests.md): the body is
  * the answer. The token is the only credential; 200 once, then 409 input_already_answered; an
  * unknown id or a wrong token 404 input_request_not_found; an expired or closed question 410
  * input_request_expired; an invalid value 400 validation_failed (the question stays open).

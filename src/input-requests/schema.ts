@@ -4,7 +4,7 @@ import { isStorableText } from "../infra/text.js";
 import { valueTooDeep } from "../infra/json.js";
 import { HostCallError } from "../sandbox/index.js";
 
-/** ctx.ask's limits (DESIGN §22): the timeout's default and maximum, the prompt's and schema's size. */
+/** ctx.ask's limits (docs/design/input-requests.md): the timeout's default and maximum, the prompt's and schema's size. */
 export const DEFAULT_TIMEOUT_SECONDS = 24 * 3600;
 export const MAX_TIMEOUT_SECONDS = 30 * 24 * 3600;
 export const MAX_PROMPT_CHARS = 4000;

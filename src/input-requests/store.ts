@@ -5,7 +5,7 @@ import { NOTIFY_STATUS } from "../jobs/store.js";
 import { jobInputCallbackCte, jobPushCte } from "../outbound/store.js";
 import type { InputState } from "../../workflows/contract.js";
 
-/** Every statement on `input_requests` (DESIGN §22). Each transition of its job NOTIFYs in the same statement. */
+/** Every statement on `input_requests` (docs/design/input-requests.md). Each transition of its job NOTIFYs in the same statement. */
 
 const I = sqlNames(InputRequest);
 

@@ -1,5 +1,5 @@
 /**
- * The jobs side of `ctx.ask` (DESIGN §22). The questions themselves (their table, tokens, answers)
+ * The jobs side of `ctx.ask` (docs/design/input-requests.md). The questions themselves (their table, tokens, answers)
  * live in src/input-requests/, above this folder: the worker hands the run an `AskHandler`.
  */
 

@@ -79,7 +79,7 @@ describe("jobStatusChanged over graphql-ws across API instances", () => {
     while ((onB.events.length < 3 || byAgentOnA.events.length < 6) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
 
     expect(onB.errors).toEqual([]);
-    // QUEUED is sent too since DESIGN §14 (issue 12 item 4).
+    // QUEUED is sent too (issue 12 item 4).
     expect(onB.events.map((e) => [e.jobId, e.status])).toEqual([
       [r.body.job_id, "QUEUED"],
       [r.body.job_id, "RUNNING"],

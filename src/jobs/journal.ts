@@ -1,7 +1,7 @@
 import type pg from "pg";
 
 /**
- * The run journal in PostgreSQL (`job_steps`, DESIGN §13, ARCHITECTURE.md "Automation journal").
+ * The run journal in PostgreSQL (`job_steps`, ARCHITECTURE.md "Automation journal").
  * Keyed by job id and the step's position, so any worker that picks the run up after a crash
  * reads what the dead one completed.
  */

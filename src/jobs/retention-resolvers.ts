@@ -22,7 +22,7 @@ export class RetentionRunType {
   }
 }
 
-/** The operator's view of retention (DESIGN §14): run it now, see the last runs. */
+/** The operator's view of retention (docs/guides/graphql.md): run it now, see the last runs. */
 @Resolver(() => RetentionRunType)
 export class RetentionResolver {
   @Query(() => [RetentionRunType], { description: "Operator only: the latest retention runs (scheduled or started by runRetention), newest first" })

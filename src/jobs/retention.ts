@@ -12,7 +12,7 @@ const Q = sqlNames(InputRequest);
 export const PURGED = "[purged]";
 
 /**
- * Retention (DESIGN §14): after the account's window, nothing of a webhook payload is left in
+ * Retention (docs/guides/graphql.md): after the account's window, nothing of a webhook payload is left in
  * the database. A run keeps its status, timing, attempts, cost and tools used; what it received
  * and what it made of it goes: the audit entry's payload and result, the job's result, log and
  * error text (a script's message often quotes its input), its journal's step values (fetch

@@ -8,7 +8,7 @@ import { keyOfAnotherAgent } from "./refusal.js";
  * `X-API-Key`, and the key must belong to the agent of the URL. A live key of another agent is
  * refused with a 401 saying just that: its holder owns the key, and learns neither which agent it
  * is for nor whether the agent of the URL exists (the answer is the same either way). OAuth access
- * tokens (DESIGN §20) are accepted here too: each resolves to its consent's key of kind OAUTH.
+ * tokens (docs/design/oauth.md) are accepted here too: each resolves to its consent's key of kind OAUTH.
  */
 export type AgentKeyAuth = (req: Request, agentId: string, options?: { fresh?: boolean }) => Promise<KeyPrincipal>;
 

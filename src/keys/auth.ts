@@ -93,7 +93,7 @@ export class KeyAuthenticator {
   }
 
   /**
-   * An OAuth access token (DESIGN §20) is a credential of its consent's key: looked up with that
+   * An OAuth access token (docs/design/oauth.md) is a credential of its consent's key: looked up with that
    * key on every request (no cache, so a revoked token or deleted key fails at once on every
    * instance), then the same checks as an `a2a_` key (expiry, last used; limits downstream).
    */

@@ -5,7 +5,7 @@ import { createAccount, gql } from "../../test/helpers/graphql.js";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
 
 /**
- * Key expiry and per-key spend limits (DESIGN §19) through the OpenAI SDK, on two API instances on
+ * Key expiry and per-key spend limits (docs/guides/chat.md) through the OpenAI SDK, on two API instances on
  * one database: an expired key fails on every key route of both instances with both header forms,
  * and 200 concurrent calls never spend more than the key's limit.
  */

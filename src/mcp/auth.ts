@@ -11,7 +11,7 @@ import { bearerChallenge } from "../http/auth.js";
  * chat API's `X-API-Key` works too), checked by the shared per-agent key check. A missing, wrong,
  * deleted or expired key, or a key of another agent, is a 401 with an RFC 6750 challenge that
  * points at the protected-resource metadata (RFC 9728), as the MCP authorization specification
- * asks of an HTTP server (docs/mcp.md); its message (which key problem) is the challenge's
+ * asks of an HTTP server (docs/design/mcp.md); its message (which key problem) is the challenge's
  * error_description and, as a JSON-RPC error, the body (routes.ts).
  */
 

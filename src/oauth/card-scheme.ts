@@ -2,7 +2,7 @@ import { OAUTH_ROUTES } from "./provider.js";
 import { OAUTH_SCOPE } from "./resources.js";
 
 /**
- * The `oauth2` security scheme of an agent's A2A card (DESIGN §20): the authorization code flow
+ * The `oauth2` security scheme of an agent's A2A card (docs/design/oauth.md): the authorization code flow
  * with PKCE on this server, in each card version's shape. A2A clients that sign in send the
  * access token as a bearer token, like a key.
  */

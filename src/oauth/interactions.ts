@@ -8,7 +8,7 @@ import { INTERACTION_PATH } from "./provider.js";
 import { agentOfResource, OAUTH_SCOPE } from "./resources.js";
 
 /**
- * The pages of an authorization request (DESIGN §20): sign in with the account's admin token,
+ * The pages of an authorization request (docs/design/oauth.md): sign in with the account's admin token,
  * then Allow or Deny. Allow saves a grant and the agent key it is (keys.ts); Deny returns
  * `error=access_denied` to the client. The agent is the one the request's `resource` names, and
  * must be an agent of the signed-in account.

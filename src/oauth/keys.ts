@@ -6,7 +6,7 @@ import type { Runtime } from "../runtime/runtime.js";
 import { KEY_EVENTS_CHANNEL } from "../keys/service.js";
 
 /**
- * A consent is a key of the agent (DESIGN §20): a row of `api_keys` of kind OAUTH that carries the
+ * A consent is a key of the agent (docs/design/oauth.md): a row of `api_keys` of kind OAUTH that carries the
  * grant id. Access tokens of the grant resolve to this row (src/keys/auth.ts), so the key's
  * expiry, limits, usage, audit and last-used apply unchanged; deleting it revokes the grant.
  * Its `key_hash` is the hash of a string no `a2a_` key can be: no secret authenticates as it.

@@ -10,7 +10,7 @@ import { makeTestCa, type TestCa } from "../../test/helpers/tls.js";
 import { python, pythonSignInAndChat } from "../../test/helpers/oauth-python.js";
 
 /**
- * DESIGN §20 end to end: the official Python MCP SDK's OAuthClientProvider (test/clients/mcp_oauth.py),
+ * OAuth sign-in (docs/design/oauth.md) end to end: the official Python MCP SDK's OAuthClientProvider (test/clients/mcp_oauth.py),
  * unmodified, signs in to a chat agent's MCP server (401 → resource metadata → server metadata →
  * registration or a Client ID Metadata Document → PKCE with resource → Chromium on the product's
  * pages: admin token, Sign in, Allow → code with iss → token) and calls `chat`. Once with dynamic

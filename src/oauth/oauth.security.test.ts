@@ -6,7 +6,7 @@ import { authorizeInBrowser } from "../../test/helpers/oauth-browser.js";
 import { authorizeUrl, pkce, register, tokenRequest } from "../../test/helpers/oauth.js";
 
 /**
- * DESIGN §20's refusals, on two API instances over one database: metadata and challenges, PKCE
+ * The OAuth server's refusals (docs/design/oauth.md), on two API instances over one database: metadata and challenges, PKCE
  * and resource required, exact redirect URIs (loopback ports excepted), Deny, tokens bound to
  * their agent, refresh rotation with replay revoking the grant, revocation, deleteApiKey on both
  * instances, CIMD to a private address refused, and the rate limits of registration and token.

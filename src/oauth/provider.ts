@@ -7,7 +7,7 @@ import { agentOfResource, OAUTH_SCOPE } from "./resources.js";
 import { renderErrorPage } from "./pages.js";
 
 /**
- * The OAuth 2.1 authorization server (DESIGN §20) is oidc-provider, configured here and nowhere
+ * The OAuth 2.1 authorization server (docs/design/oauth.md) is oidc-provider, configured here and nowhere
  * else: codes, PKCE, tokens, rotation, replay detection, registration and revocation are the
  * library's. Ours: the PostgreSQL adapter (adapter.ts), the sign-in and consent pages
  * (interactions.ts), and which resources exist (an agent's MCP or A2A URL, resources.ts).

@@ -10,7 +10,7 @@ import { OAUTH_SCOPE, protectedResourceMetadata } from "./resources.js";
 import { sweepOAuthModels } from "./adapter.js";
 
 /**
- * The authorization server's HTTP surface (DESIGN §20): oidc-provider's Koa app (`callback()`)
+ * The authorization server's HTTP surface (docs/design/oauth.md): oidc-provider's Koa app (`callback()`)
  * mounted under Express for `/oauth/*` and the metadata documents, our sign-in and consent pages,
  * the per-agent protected-resource metadata (RFC 9728) that the MCP and A2A 401 challenges point
  * at, and per-IP rate limits on registration and the token endpoint, counted in PostgreSQL like

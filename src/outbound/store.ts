@@ -38,7 +38,7 @@ export function jobCallbackCte(source: string): string {
 }
 
 /**
- * A CTE fragment for a job that just paused on a question (`job.input_required`, DESIGN §22):
+ * A CTE fragment for a job that just paused on a question (`job.input_required`, docs/design/input-requests.md):
  * records the event in the same statement as the pause, when the job's trigger has a callback
  * URL. `source` returns the paused jobs' `id, account_id, trigger_id` and `request_id`; one event
  * per request (`dlv_<request id>`, `webhook-id` `msg_<request id>`), so a repeated pause records

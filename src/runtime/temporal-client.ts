@@ -46,7 +46,7 @@ export class TemporalClientHandle {
    * Called by a worker running in this process (TEMPORAL_EAGER_START=auto) with its
    * NativeConnection: workflows started on its task queue from here on ask for eager start, so the
    * server hands their first workflow task back in the start's answer instead of through the task
-   * queue (one dispatch wait less; docs/webhook-runs-performance.md). Eager start needs the client
+   * queue (one dispatch wait less; docs/design/webhook-runs-performance.md). Eager start needs the client
    * to share the worker's NativeConnection, hence the second client. Where the server or the worker
    * cannot take it (no free workflow slot, eager start disabled), the SDK starts the workflow
    * normally. Returns the withdrawal, to call before that connection closes.

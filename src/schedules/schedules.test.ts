@@ -28,7 +28,7 @@ interface ScheduleJob {
   scheduleId: string | null;
 }
 
-describe("schedules (DESIGN §18)", { timeout: 180_000 }, () => {
+describe("schedules", { timeout: 180_000 }, () => {
   let app: TestApp;
   let admin: string;
   let agentId: string;

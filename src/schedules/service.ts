@@ -7,7 +7,7 @@ import { createClock, deleteClock, setClockPaused } from "./clock.js";
 import { parseClock, parseDescription, parseOverlap, parsePayload, type ClockInput } from "./spec.js";
 
 /**
- * Schedules (DESIGN §18): the row in PostgreSQL is what the API lists and what each firing checks;
+ * Schedules (docs/guides/schedules.md): the row in PostgreSQL is what the API lists and what each firing checks;
  * the Temporal Schedule of the same id is the clock. Consistency rules:
  * - create: row first, then the clock; if Temporal refuses or is down the row is removed again
  *   and the caller gets the error (no schedule that exists on one side only);

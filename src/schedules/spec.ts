@@ -2,7 +2,7 @@ import { AppError } from "../errors/app-error.js";
 import { SCHEDULE_OVERLAPS, type ScheduleOverlap } from "../db/schema.js";
 
 /**
- * Validation of a schedule's clock (DESIGN §18): a 5-field cron or an `every` interval, an IANA
+ * Validation of a schedule's clock (docs/guides/schedules.md): a 5-field cron or an `every` interval, an IANA
  * time zone. Everything accepted here must be accepted by Temporal too (the create maps a
  * rejection by Temporal to the same error), so the grammar is the common core: numbers, names
  * of months and week days, `*`, ranges, steps and lists.

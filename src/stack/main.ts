@@ -18,7 +18,7 @@ import { removeTopology, writeTopology, type Topology } from "./topology-file.js
 import { waitForPollers } from "./pollers.js";
 
 /**
- * `npm run stack:prod`: the production topology on this machine (DESIGN §11). PostgreSQL for the
+ * `npm run stack:prod`: the production topology on this machine (docs/operations/production.md). PostgreSQL for the
  * app and a separate one for Temporal, the real Temporal server, two workers, two API instances
  * (NODE_ENV=production, from dist/) behind HAProxy. A process that dies is reported and
  * restarted; Ctrl-C / SIGTERM stops everything this launcher started, in order.

@@ -1,5 +1,5 @@
 /**
- * Group commit for chat turns' finishes, per account (docs/billing-reservations.md, *Group
+ * Group commit for chat turns' finishes, per account (docs/design/billing-reservations.md, *Group
  * commit of the finish*). Every finish updates its account's balance row and commits
  * synchronously, and PostgreSQL keeps the row locked until the commit's WAL flush is done, so
  * concurrent turns of one account queue on that row one flush at a time. Here, while one finish

@@ -69,7 +69,7 @@ export interface FinishExtension {
 
 // A turn finished alone (nothing else of its account in flight: every turn at one connection): the
 // same decisions as FINISH for one turn, in a statement with scalar parameters, which measured
-// cheaper than FINISH with one-element arrays (docs/billing-reservations.md, *Group commit*). The
+// cheaper than FINISH with one-element arrays (docs/design/billing-reservations.md, *Group commit*). The
 // thread row is locked (and re-read) before the hold counts as held: a reclaim that settled this
 // turn since the statement's snapshot has cleared turn_id, so `t` is empty and nothing is credited
 // twice. `unsettled` is read from the snapshot, but with `t` locked nothing else can settle this

@@ -11,7 +11,7 @@ import { statement, type Param, type Statement } from "../db/statement.js";
  * A turn holds the thread's `busy_until` lease from start to save, tagged with its id (`turn_id`,
  * also its hold's ledger reference); a second turn meanwhile gets 409. A lease left by a dead turn
  * (crashed instance, or a turn paused past its lease) expires, and the reclaim (`reclaimExpiredTurns`)
- * then frees it and hands its unsettled hold back (docs/billing-reservations.md). The turn's end
+ * then frees it and hands its unsettled hold back (docs/design/billing-reservations.md). The turn's end
  * is finish.ts.
  */
 const T = sqlNames(Thread);
@@ -110,7 +110,7 @@ export function messageData(m: ChatMessage): string | null {
  * a row a finish holds is that turn finishing, and a second sweep does not wait for the first.
  * FOR UPDATE re-reads a row changed since the statement's snapshot, so a turn that finished
  * meanwhile (turn_id cleared) is not taken. Seq scan of threads: an index on the lease would make
- * every turn's two thread updates non-HOT (docs/billing-reservations.md).
+ * every turn's two thread updates non-HOT (docs/design/billing-reservations.md).
  */
 function deadCte(p: Param, which: "expired" | "thread" | "turn"): string {
   const where =

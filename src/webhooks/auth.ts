@@ -134,7 +134,7 @@ export interface WebhookVerdict {
   reason?: DenialReason;
 }
 
-/** Tries the three schemes of DESIGN.md §6; the first that authenticates decides. */
+/** Tries the three authentication schemes (docs/guides/webhooks.md); the first that authenticates decides. */
 export function verifyWebhook(headers: IncomingHttpHeaders, raw: Buffer, opts: AuthOptions): WebhookVerdict {
   const sharedSecret = headerValue(headers, "x-trigger-secret");
   if (sharedSecretMatches(sharedSecret, opts.secrets)) return { auth: "ok", deliveryKey: null };

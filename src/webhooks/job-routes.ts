@@ -16,7 +16,7 @@ import { sharedSecretMatches } from "./auth.js";
 const notFound = () => new AppError("job_not_found", "Job not found");
 
 /**
- * The job endpoints (DESIGN.md §7) live with webhook authentication: they accept the same trigger
+ * The job endpoints (docs/guides/webhooks.md) live with webhook authentication: they accept the same trigger
  * secrets. Loads a job for a caller holding either the job's trigger secret (current or in grace) or the
  * owning account's admin token. Anything else answers exactly like an unknown job.
  */

@@ -25,7 +25,7 @@ async function authenticate(runtime: Runtime, req: Request, trigger: CachedTrigg
 }
 
 /**
- * POST /api/triggers/:id/webhook (DESIGN.md §6). Order of checks: transport, media type and
+ * POST /api/triggers/:id/webhook (docs/guides/webhooks.md). Order of checks: transport, media type and
  * declared size (before reading anything), trigger, body (size enforced while streaming),
  * credentials over the raw bytes, then whether the trigger is active (after authentication, so
  * only its owner's senders learn it), JSON and its nesting depth, then the durable write.

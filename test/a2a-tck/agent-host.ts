@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
  * at the SUT host's `/.well-known/agent-card.json` whatever the SUT URL's path
  * (tck/agent_card_utils.py), and its REST client joins absolute paths (`urljoin(base,
  * "/message:send")`, tck/transport/rest_client.py), which drops the interface URL's path. The
- * gateway serves every agent under a path (DESIGN §15: `<base>` = `/api/a2a/<agent_id>`, REST at
+ * gateway serves every agent under a path (docs/design/a2a.md: `<base>` = `/api/a2a/<agent_id>`, REST at
  * `<base>/v1`), so this proxy maps a port's root onto one agent's base, as a reverse proxy giving
  * each agent its own host would: `/.well-known/…` → `<base>/.well-known/…`, `/` → `<base>`
  * (JSON-RPC), anything else → `<base>/v1/…` (HTTP+JSON). The card's URLs are rewritten to the

@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { isFailure, KIT_COMMIT, knownBugFor, type KitResult, type KnownKitBugs } from "./kit.js";
 
 /**
- * Writes docs/a2a.md's conformance table from a kit run (tck.test.ts with A2A_TCK_WRITE_DOCS=1),
+ * Writes docs/design/a2a.md's conformance table from a kit run (tck.test.ts with A2A_TCK_WRITE_DOCS=1),
  * between its two markers, so the figures are the run's and never typed by hand.
  */
 const BEGIN = "<!-- a2a-tck:begin (written by test/a2a-tck/tck.test.ts with A2A_TCK_WRITE_DOCS=1; do not edit) -->";
@@ -46,7 +46,7 @@ export function conformanceTable(run: { results: KitResult[]; known: KnownKitBug
   return lines.join("\n");
 }
 
-export function writeConformanceTable(run: Parameters<typeof conformanceTable>[0], file = resolve("docs/a2a.md")): void {
+export function writeConformanceTable(run: Parameters<typeof conformanceTable>[0], file = resolve("docs/design/a2a.md")): void {
   const doc = readFileSync(file, "utf8");
   const start = doc.indexOf(BEGIN.slice(0, 20));
   const end = doc.indexOf(END);

@@ -16,7 +16,7 @@ import { writeConformanceTable } from "./conformance-table.js";
  * `run_tck.py --category all` runs (mandatory, capabilities, quality, features, and
  * transport-equivalence across the two bindings). A failure fails this test unless it is in
  * known-kit-bugs.json, which says for each why the kit is wrong, with the spec's text.
- * A2A_TCK_WRITE_DOCS=1 writes the conformance table of docs/a2a.md from the run.
+ * A2A_TCK_WRITE_DOCS=1 writes the conformance table of docs/design/a2a.md from the run.
  */
 const ci = process.env.CI === "true" || process.env.CI === "1";
 const available = existsSync(kitPython()) && existsSync(join(kitDir(), "run_tck.py"));

@@ -1,6 +1,6 @@
 /**
  * What every answer of the service may look like, whatever was sent: never a 5xx, never a stack
- * trace, and errors in the documented shapes (DESIGN.md §4 and README "Errors"):
+ * trace, and errors in the documented shapes (docs/reference/errors.md):
  * - under /api/v1: the OpenAI envelope {"error":{"message","type","code","param"}};
  * - elsewhere: {"error":{"code","message"}};
  * - GraphQL: {"errors":[{"message","extensions":{"code"}}]} (never INTERNAL_SERVER_ERROR), or the

@@ -5,7 +5,7 @@ import { createAccount, gql } from "../helpers/graphql.js";
 import { bodyText, contentType, headerValue, jsonValue, oddString } from "./arbitraries.js";
 
 /**
- * Hostile requests to the OAuth authorization server (DESIGN §20): registration (JSON), token and
+ * Hostile requests to the OAuth authorization server (docs/design/oauth.md): registration (JSON), token and
  * revocation (form bodies and anything else), authorization (query strings), the interaction
  * pages (forms), the metadata documents and the MCP/A2A bearer check. None may answer 5xx.
  * FUZZ_SEED reproduces a run; FUZZ_RUNS scales it.

@@ -8,7 +8,7 @@ const ECHO = `export default async function run(input, ctx) { ctx.log("echo"); r
 const LOOP = `export default async function run(input, ctx) { for (;;) {} }`;
 const JOB = `id status error attempts replayOf { id status } audit { payload payloadPurgedAt result }`;
 
-/** cancelJob, replayJob and the failed-jobs view, black-box through GraphQL (DESIGN §14). */
+/** cancelJob, replayJob and the failed-jobs view, black-box through GraphQL (docs/guides/graphql.md). */
 describe("job control", () => {
   let app: TestApp;
   let admin: string;

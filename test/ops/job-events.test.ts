@@ -12,7 +12,7 @@ interface Event {
   attempts: number;
 }
 
-/** jobStatusChanged sends QUEUED, and for one jobId the current state first (DESIGN §14). */
+/** jobStatusChanged sends QUEUED, and for one jobId the current state first (docs/guides/graphql.md). */
 describe("jobStatusChanged: QUEUED and the current state first", () => {
   let app: TestApp;
   let other: TestApp;

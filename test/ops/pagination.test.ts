@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from "../helpers/app.js";
 import { createAccount, gql } from "../helpers/graphql.js";
 import { allPages, must, newAgent, newTrigger, postWebhook, type Page } from "../helpers/ops.js";
 
-/** Relay connections and the query-cost limit, black-box through GraphQL (DESIGN §14). */
+/** Relay connections and the query-cost limit, black-box through GraphQL (docs/guides/graphql.md). */
 describe("pagination and query cost", () => {
   let app: TestApp;
   let admin: string;

@@ -23,7 +23,7 @@ const FAILER = `export default async function run(input, ctx) {
 }`;
 
 /**
- * Retention (DESIGN §14): after the account's window no copy of a webhook payload is left
+ * Retention (docs/guides/graphql.md): after the account's window no copy of a webhook payload is left
  * anywhere in the database (audit entry, the run's thread, its result and log, a replay's copy,
  * the completion callbacks that carried the result); idempotency records go after 24 hours. The purge workflow takes the time to purge "as of", so
  * the test moves the clock instead of waiting.

@@ -25,7 +25,7 @@ export interface ApiKey {
   spent: string | null;
   lastUsedAt: string | null;
   createdAt: string;
-  /** SECRET: an a2a_ key; OAUTH: a connection an OAuth client was allowed (DESIGN §20). */
+  /** SECRET: an a2a_ key; OAUTH: a connection an OAuth client was allowed (docs/design/oauth.md). */
   kind: "SECRET" | "OAUTH";
   clientName: string | null;
   clientId: string | null;

@@ -72,13 +72,13 @@ Checks that stop a render with a message naming the value, before anything reach
 {{- $managed := list "NODE_ENV" "PORT" "HOST" "DATA_DIR" "DATABASE_URL" "DATABASE_POOL_SIZE" "TEMPORAL_ADDRESS" "TEMPORAL_NAMESPACE" "TEMPORAL_TASK_QUEUE" "OPERATOR_TOKEN" "SECRET_ENCRYPTION_KEY" "PUBLIC_BASE_URL" "PROVIDER_A_API_KEY" "PROVIDER_B_API_KEY" "SHUTDOWN_DRAIN_MS" "SANDBOX_POOL_SIZE" "RUN_SLOTS" "WORKER_METRICS_PORT" "OTEL_SERVICE_NAME" }}
 {{- range $name, $_ := .Values.config }}
 {{- if has $name $managed }}
-{{- fail (printf "config.%s is set by the chart: use its own value (see values.yaml and docs/kubernetes.md)" $name) }}
+{{- fail (printf "config.%s is set by the chart: use its own value (see values.yaml and docs/operations/kubernetes.md)" $name) }}
 {{- end }}
 {{- end }}
 {{- range $component := list "api" "worker" }}
 {{- range $name, $_ := (index $.Values $component).env }}
 {{- if and (has $name $managed) (ne $name "OTEL_SERVICE_NAME") }}
-{{- fail (printf "%s.env.%s is set by the chart: use its own value (see values.yaml and docs/kubernetes.md)" $component $name) }}
+{{- fail (printf "%s.env.%s is set by the chart: use its own value (see values.yaml and docs/operations/kubernetes.md)" $component $name) }}
 {{- end }}
 {{- end }}
 {{- end }}
