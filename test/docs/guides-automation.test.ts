@@ -16,6 +16,8 @@ const GUIDES = ["docs/guides/webhooks.md", "docs/guides/scripts.md", "docs/guide
 
 describe("the automation guides' samples run", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "agw-guides-auto-"));
+  // The sessions' scratch files (their `mktemp -d`) go here, and go with it.
+  const scratch = mkdtempSync(join(tmpdir(), "agw-guides-auto-scratch-"));
   let server: Launcher | undefined;
 
   beforeAll(async () => {
@@ -28,13 +30,14 @@ describe("the automation guides' samples run", () => {
     const pids = childPids(dataDir);
     for (const pid of [pids.postgres, pids.temporal]) if (pid && isAlive(pid)) process.kill(pid, "SIGKILL");
     rmSync(dataDir, { recursive: true, force: true });
+    rmSync(scratch, { recursive: true, force: true });
   });
 
   for (const guide of GUIDES) {
     it(`${guide}: every runnable block, in order, exits 0`, async () => {
       const blocks = codeBlocks(guide);
       expect(blocks.filter((b) => b.runs).length).toBeGreaterThan(3);
-      const env = cleanEnv({ DATA_DIR: dataDir, PATH: process.env.PATH ?? "" });
+      const env = cleanEnv({ DATA_DIR: dataDir, PATH: process.env.PATH ?? "", TMPDIR: scratch });
       const r = await runShellSession(blocks, { port: server!.port, env, timeoutMs: 150_000 });
       expect(r.code, `${guide} exited ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}\n--- npm start\n${server!.output().slice(-4000)}`).toBe(0);
     }, 180_000);
