@@ -28,6 +28,7 @@ import { buildServer, commitOf, createTenant, graphql, OPERATOR_TOKEN, SECRET_EN
  *    workflow's close time as Temporal records it (the same end point), one at a time, taking
  *    turns; the bare workflow also with eager workflow start (`requestEagerStart`); and job done →
  *    completion callback received (a trigger with a callbackUrl on a local HTTPS receiver); and
+ *    answer → run resumed to done (a script that pauses on ctx.ask, answered by answerJobInput); and
  *    webhook → done through `npm start` (API and worker in one process) on the same PostgreSQL and
  *    Temporal, with eager workflow start (TEMPORAL_EAGER_START=auto) and without (off).
  * 4. dispatch on the production topology (`npm run stack:prod`, when the checkout has it): the
@@ -45,6 +46,8 @@ const SCRIPT = "export default async function run(input) { return { ok: true, n:
 /** Beside the trivial script: two journaled steps (two job_steps rows written per run). */
 const STEPS_SCRIPT =
   "export default async function run(input, ctx) { const a = await ctx.step('a', async () => input.n ?? null); const b = await ctx.step('b', async () => [a]); return { ok: true, b }; }";
+/** A run that pauses on a question (ctx.ask) and returns the answer once it comes. */
+const ASK_SCRIPT = "export default async function run(input, ctx) { const a = await ctx.ask({ prompt: 'Go on with ' + input.n + '?' }); return { ok: true, a }; }";
 
 type Scheme = "x-trigger-secret" | "HMAC + timestamp" | "Standard Webhooks";
 const SCHEMES: Scheme[] = ["x-trigger-secret", "HMAC + timestamp", "Standard Webhooks"];
@@ -280,6 +283,29 @@ await main(async () => {
         if (rows[0]?.status !== "done") throw new Error(`bench job ${job_id} ended ${rows[0]?.status}`);
         return arrival - rows[0].finished.getTime();
       };
+      // Answer → run resumed: a run paused on ctx.ask (input_required, its slot free) is answered
+      // through answerJobInput; from the answer's 200 to the workflow's close time (the job done).
+      const askAgent = await graphql(api3.url, tenant.adminToken, `mutation($i: CreateAgentInput!) { createAgent(input: $i) { id } }`, { i: { name: "bench-ask", script: ASK_SCRIPT } });
+      const askTrigger = (await graphql(api3.url, tenant.adminToken, `mutation($a: ID!) { createTrigger(agentId: $a) { trigger { id } secret } }`, { a: askAgent.createAgent.id })).createTrigger;
+      const answerOnce = async (n: number) => {
+        const res = await fetch(`${api3.url}/api/triggers/${askTrigger.trigger.id}/webhook`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-trigger-secret": askTrigger.secret },
+          body: JSON.stringify({ n }),
+        });
+        const { job_id } = (await res.json()) as { job_id: string };
+        const deadline = Date.now() + 60_000;
+        while ((await pool.query<{ status: string }>("select status from jobs where id = $1", [job_id])).rows[0]?.status !== "input_required") {
+          if (Date.now() > deadline) throw new Error(`bench job ${job_id} did not ask within 60 s`);
+          await sleep(2);
+        }
+        await graphql(api3.url, tenant.adminToken, `mutation($j: ID!, $v: JSON!) { answerJobInput(jobId: $j, value: $v) { id } }`, { j: job_id, v: { go: true } });
+        const answered = Date.now(); // graphql() returns once the 200's body is read
+        const closed = await closeTime(job_id);
+        const { rows } = await pool.query<{ status: string }>("select status from jobs where id = $1", [job_id]);
+        if (rows[0]?.status !== "done") throw new Error(`bench job ${job_id} ended ${rows[0]?.status}`);
+        return closed - answered;
+      };
       Runtime.install({ logger: new DefaultLogger("WARN") });
       const native = await NativeConnection.connect({ address: temporal.address });
       const floorQueue = "bench-floor";
@@ -312,7 +338,7 @@ await main(async () => {
         const d = await h.describe();
         return d.closeTime!.getTime() - t;
       };
-      // The five paths take turns, sample by sample, so a server still busy with the ingest phase's
+      // The paths take turns, sample by sample, so a server still busy with the ingest phase's
       // workflows (or any other drift) weighs on each of them alike.
       for (let i = 0; i < 5; i++) {
         await webhookOnce(-1);
@@ -320,18 +346,20 @@ await main(async () => {
         await bareOnce(false);
         await bareOnce(true);
         await callbackOnce(-1);
+        await answerOnce(-1);
         await devOnce(-1, true);
         await devOnce(-1, false);
       }
       eagerCount = 0;
       devEagerCount = 0;
-      const [webhookLat, stepsLat, floorLat, eagerLat, callbackLat, devEagerLat, devOffLat]: number[][] = [[], [], [], [], [], [], []];
+      const [webhookLat, stepsLat, floorLat, eagerLat, callbackLat, answerLat, devEagerLat, devOffLat]: number[][] = [[], [], [], [], [], [], [], []];
       for (let i = 0; i < SAMPLES; i++) {
         webhookLat.push(await webhookOnce(i));
         stepsLat.push(await webhookOnce(i, true));
         floorLat.push(await bareOnce(false));
         eagerLat.push(await bareOnce(true));
         callbackLat.push(await callbackOnce(i));
+        answerLat.push(await answerOnce(i));
         devEagerLat.push(await devOnce(i, true));
         devOffLat.push(await devOnce(i, false));
       }
@@ -381,7 +409,7 @@ await main(async () => {
 
       const f = (x: number) => x.toFixed(0);
       const ratio = pct(webhookLat, 50) / pct(floorLat, 50);
-      say(`webhook → done p50 ${f(pct(webhookLat, 50))} ms; bare p50 ${f(pct(floorLat, 50))} ms; eager bare p50 ${f(pct(eagerLat, 50))} ms (${eagerCount}/${SAMPLES} eager); job done → callback p50 ${f(pct(callbackLat, 50))} ms; npm start eager p50 ${f(pct(devEagerLat, 50))} ms (${devEagerCount}/${SAMPLES} eager), eager off p50 ${f(pct(devOffLat, 50))} ms`);
+      say(`webhook → done p50 ${f(pct(webhookLat, 50))} ms; bare p50 ${f(pct(floorLat, 50))} ms; eager bare p50 ${f(pct(eagerLat, 50))} ms (${eagerCount}/${SAMPLES} eager); job done → callback p50 ${f(pct(callbackLat, 50))} ms; answer → done p50 ${f(pct(answerLat, 50))} ms; npm start eager p50 ${f(pct(devEagerLat, 50))} ms (${devEagerCount}/${SAMPLES} eager), eager off p50 ${f(pct(devOffLat, 50))} ms`);
       const verdict = (ok: boolean) => (ok ? "**met**" : "**not met**");
       const body = [
         provenance(commandLine("bench:webhooks"), loadAtStart),
@@ -423,7 +451,7 @@ await main(async () => {
         "",
         "### Webhook → done vs the bare one-activity workflow (same end point)",
         "",
-        `One at a time, ${SAMPLES} samples after 5 warm-ups, the seven paths taking turns sample by sample (so drift weighs on each alike). All are timed`,
+        `One at a time, ${SAMPLES} samples after 5 warm-ups, the eight paths taking turns sample by sample (so drift weighs on each alike). All are timed`,
         "from the client's send (Date.now()) to the workflow's close time as Temporal records it (`describe().closeTime`), so they end at the same point.",
         "Webhook → done: the POST (ingest commit), dispatch, the `agentRun` workflow (beginRun, the script in a fresh QuickJS instance, its output and",
         "status stored) in the worker process (`npm run worker`). Bare: `client.workflow.start` + completion of a workflow with one no-op activity,",
@@ -432,6 +460,9 @@ await main(async () => {
         "`callbackUrl` on an HTTPS receiver on loopback (answering 200), from the job's `finished_at` (its terminal transition, which records the",
         "callback in the same statement) to the receiver's arrival stamp: the dispatcher's start of the `deliver` workflow, its two activities on the",
         "worker's outbound queue, the signed POST. Compare it with the bare workflow floor (a workflow start and one activity).",
+        "Answer → run resumed: a script that pauses on `ctx.ask` (the job `input_required`, its run slot free) is answered through `answerJobInput`;",
+        "timed from the mutation's 200 (the answer committed, the workflow signalled) to the workflow's close time: the job queued again, its run slot",
+        "taken, the script re-run from its journal (the answer returned by `ctx.ask`) and its result stored.",
         "`npm start`: webhook → done through the development launcher (API and worker in one process, from the sources) on the same PostgreSQL and",
         "Temporal server, one launcher with `TEMPORAL_EAGER_START=auto` (the default: the dispatcher starts runs through the worker's connection with",
         "eager workflow start; the count is of runs whose history records `eagerExecutionAccepted`) and one with `off`, side by side.",
@@ -443,6 +474,7 @@ await main(async () => {
         `| bare workflow, one no-op activity | ${f(pct(floorLat, 50))} | ${f(pct(floorLat, 99))} |`,
         `| bare workflow, eager start (${eagerCount} of ${SAMPLES} started eagerly) | ${f(pct(eagerLat, 50))} | ${f(pct(eagerLat, 99))} |`,
         `| job done → completion callback received | ${f(pct(callbackLat, 50))} | ${f(pct(callbackLat, 99))} |`,
+        `| answer (answerJobInput's 200) → run resumed and done | ${f(pct(answerLat, 50))} | ${f(pct(answerLat, 99))} |`,
         `| webhook → done, \`npm start\`, eager workflow start (${devEagerCount} of ${SAMPLES} started eagerly) | ${f(pct(devEagerLat, 50))} | ${f(pct(devEagerLat, 99))} |`,
         `| webhook → done, \`npm start\`, TEMPORAL_EAGER_START=off | ${f(pct(devOffLat, 50))} | ${f(pct(devOffLat, 99))} |`,
         "",

@@ -84,7 +84,7 @@ describe("console operations pages in Chromium", () => {
     await fake?.close();
   });
 
-  it("jobs: every run newest first; Cancel on the running one makes it failed with “cancelled”", async () => {
+  it("jobs: every run newest first; Cancel (confirmed) on the running one makes it failed with “cancelled”", async () => {
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Jobs" }).click();
     await page.getByRole("heading", { name: "Jobs", level: 1 }).waitFor();
     const row = page.locator(`[data-job="${spinning}"]`);
@@ -92,6 +92,7 @@ describe("console operations pages in Chromium", () => {
     expect(await page.locator("[data-testid=jobs] tbody tr").count()).toBe(6);
     await shot("ops-01-jobs");
     await row.getByRole("button", { name: `Cancel job ${spinning}` }).click();
+    await page.getByRole("dialog", { name: "Cancel this job?" }).getByRole("button", { name: "Cancel the job" }).click();
     await page.getByRole("status").filter({ hasText: "cancelled" }).waitFor();
     await row.getByText("failed").waitFor();
     expect(await row.innerText()).toContain("cancelled");

@@ -24,15 +24,15 @@ async function scrape(app: TestApp): Promise<string> {
 
 const gauge = (text: string, status: string) => Number(new RegExp(`^jobs\\{status="${status}"\\} (\\d+)$`, "m").exec(text)?.[1]);
 
-async function insertQueuedJobs(app: TestApp, n: number): Promise<void> {
+async function insertJobs(app: TestApp, n: number, status: "queued" | "input_required" = "queued"): Promise<void> {
   const { accountId, adminToken } = await createAccount(app.url, app.operatorToken, `m-${randomBase62(6)}`);
   const r = await gql<{ createAgent: { id: string } }>(app.url, adminToken, `mutation($i: CreateAgentInput!) { createAgent(input: $i) { id } }`, { i: { name: "metrics" } });
   const agentId = r.data!.createAgent.id;
   // Rows as ingest writes them, but already marked dispatched so no workflow is started for them.
   await app.runtime.pool.query(
     `insert into jobs (id, account_id, agent_id, status, attempts, cost_micros, created_at, dispatched_at)
-     select 'job_m' || g || '_' || $3, $1, $2, 'queued', 0, 0, now(), now() from generate_series(1, $4) g`,
-    [accountId, agentId, randomBase62(6), n],
+     select 'job_m' || g || '_' || $3, $1, $2, $5, 0, 0, now(), now() from generate_series(1, $4) g`,
+    [accountId, agentId, randomBase62(6), n, status],
   );
 }
 
@@ -47,7 +47,7 @@ describe("/metrics job figures are cheap", () => {
     const counted = countJobCounts(app);
     const first = await scrape(app);
     expect(gauge(first, "queued")).toBe(0);
-    await insertQueuedJobs(app, 3);
+    await insertJobs(app, 3);
     for (let i = 0; i < 10; i++) await scrape(app);
     const texts = await Promise.all(Array.from({ length: 10 }, () => scrape(app)));
     expect(counted()).toBeLessThanOrEqual(1);
@@ -84,7 +84,7 @@ describe("/metrics job gauges refresh", () => {
 
   it("show new active jobs once the interval has passed", async () => {
     expect(gauge(await scrape(app), "queued")).toBe(0);
-    await insertQueuedJobs(app, 4);
+    await insertJobs(app, 4);
     let text = await scrape(app);
     for (let i = 0; i < 100 && gauge(text, "queued") !== 4; i++) {
       await new Promise((r) => setTimeout(r, 100));
@@ -92,6 +92,18 @@ describe("/metrics job gauges refresh", () => {
     }
     expect(gauge(text, "queued")).toBe(4);
     expect(gauge(text, "running")).toBe(0);
+  });
+
+  it("count the runs waiting for an answer (ctx.ask) as jobs{status=\"input_required\"}", async () => {
+    expect(gauge(await scrape(app), "input_required")).toBe(0);
+    await insertJobs(app, 2, "input_required");
+    let text = await scrape(app);
+    for (let i = 0; i < 100 && gauge(text, "input_required") !== 2; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      text = await scrape(app);
+    }
+    expect(gauge(text, "input_required")).toBe(2);
+    expect(gauge(text, "queued")).toBe(4);
   });
 
   it("counts active jobs through the partial index, not the whole table", async () => {

@@ -9,11 +9,16 @@ import { JOB_STATUS, type JobStatusEvent } from "../jobs/store.js";
  *   `jobs_active_idx` (its size is the work in flight, not the history), refreshed at most once per
  *   `refreshMs` however often /metrics is scraped; `jobs_estimated_rows` is PostgreSQL's own
  *   estimate of the whole table (`pg_class.reltuples`, kept by autovacuum/ANALYZE), free to read.
+ * - `jobs{status="input_required"}`: the runs waiting for an answer (ctx.ask), counted on the same
+ *   refresh, in the same statement. They hold no run slot and may wait for days, so they are a
+ *   branch of their own: `jobs_active_idx` does not cover them (PostgreSQL 18 can skip-scan
+ *   `jobs_account_status_created_idx` for them instead).
  * - `job_status_events_total{status}`: transitions this instance heard on the `job_status`
  *   channel (every instance hears every transition, so aggregate across instances with `max`,
  *   not `sum`). done/failed totals come from here, as `rate()`/`increase()`.
  */
-const ACTIVE_COUNT = `select status, count(*)::int as n from jobs where status in ('queued', 'running') group by status`;
+const UNFINISHED_COUNT = `select status, count(*)::int as n from jobs where status in ('queued', 'running') group by status
+  union all select 'input_required', count(*)::int from jobs where status = 'input_required'`;
 const TABLE_ESTIMATE = `select greatest(reltuples, 0)::float8 as n from pg_class where oid = 'jobs'::regclass`;
 
 export class JobMetrics {
@@ -50,9 +55,9 @@ export class JobMetrics {
 
   private async refresh(): Promise<void> {
     const { pool, metrics } = this.runtime;
-    const [active, estimate] = await Promise.all([pool.query<{ status: string; n: number }>(ACTIVE_COUNT), pool.query<{ n: number }>(TABLE_ESTIMATE)]);
-    const counts = new Map(active.rows.map((r) => [r.status, r.n]));
-    for (const status of ["queued", "running"]) metrics.jobsByStatus.set({ status }, counts.get(status) ?? 0);
+    const [unfinished, estimate] = await Promise.all([pool.query<{ status: string; n: number }>(UNFINISHED_COUNT), pool.query<{ n: number }>(TABLE_ESTIMATE)]);
+    const counts = new Map(unfinished.rows.map((r) => [r.status, r.n]));
+    for (const status of ["queued", "running", "input_required"]) metrics.jobsByStatus.set({ status }, counts.get(status) ?? 0);
     metrics.jobsEstimatedRows.set(estimate.rows[0]?.n ?? 0);
   }
 

@@ -26,7 +26,7 @@ export class Metrics {
   });
   readonly jobsByStatus = new Gauge({
     name: "jobs",
-    help: "Active jobs by status (queued, running); refreshed at most every METRICS_JOBS_REFRESH_SECONDS",
+    help: "Unfinished jobs by status (queued, running, input_required: waiting for an answer to ctx.ask); refreshed at most every METRICS_JOBS_REFRESH_SECONDS",
     labelNames: ["status"] as const,
     registers: [this.registry],
   });

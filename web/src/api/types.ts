@@ -1,6 +1,14 @@
 // The shapes the console reads from the GraphQL API.
 
-export type JobStatus = "QUEUED" | "RUNNING" | "DONE" | "FAILED";
+export type JobStatus = "QUEUED" | "RUNNING" | "INPUT_REQUIRED" | "DONE" | "FAILED";
+/** The question an INPUT_REQUIRED job waits on (its script called ctx.ask). */
+export interface InputRequest {
+  id: string;
+  prompt: string;
+  /** A JSON Schema of an object the answer must match; null: any JSON value. */
+  schema: unknown;
+  expiresAt: string;
+}
 
 export interface Account {
   id: string;
@@ -98,6 +106,7 @@ export interface Job {
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+  inputRequest: InputRequest | null;
 }
 export type ScheduleOverlap = "SKIP" | "BUFFER_ONE" | "ALLOW_ALL";
 export interface Schedule {

@@ -8,6 +8,7 @@ export function ConfirmDialog({
   title,
   body,
   confirmLabel,
+  dismissLabel = "Cancel",
   onConfirm,
   onClose,
 }: {
@@ -15,6 +16,8 @@ export function ConfirmDialog({
   title: string;
   body: ReactNode;
   confirmLabel: string;
+  /** The button that closes the dialog without doing anything. */
+  dismissLabel?: string;
   onConfirm: () => Promise<void>;
   onClose: () => void;
 }) {
@@ -28,7 +31,7 @@ export function ConfirmDialog({
       <ErrorBox error={error} />
       <div className="actions">
         <button type="button" className="btn" onClick={onClose} data-autofocus>
-          Cancel
+          {dismissLabel}
         </button>
         <button
           type="button"

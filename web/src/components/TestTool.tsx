@@ -1,6 +1,8 @@
 import { useEffect, useId, useRef, useState } from "react";
 import { api, followJob, MAX_PAYLOAD_BYTES, type Job, type Trigger } from "../api";
 import { byteLength, duration, fmtBytes, runMs } from "../format";
+import { AnswerForm } from "./AnswerForm";
+import { CancelJobButton } from "./CancelJobButton";
 import { CodeEditor } from "./CodeEditor";
 import { ErrorBox } from "./ErrorBox";
 import { StatusBadge } from "./StatusBadge";
@@ -51,7 +53,10 @@ export function TestTool({ trigger, onRun }: { trigger: Trigger; onRun: () => Pr
     }
   };
   const waiting = !!job && (job.status === "QUEUED" || job.status === "RUNNING");
-  const finished = !!job && !waiting;
+  const asking = !!job && job.status === "INPUT_REQUIRED";
+  const finished = !!job && (job.status === "DONE" || job.status === "FAILED");
+  // The answer's and the cancel's own answers move the view at once; the live follow does the rest.
+  const moved = (next: { id: string; status: Job["status"] }) => setJob((j) => (j && j.id === next.id && next.status !== j.status ? { ...j, ...next } : j));
   const ms = runMs(job);
 
   return (
@@ -72,7 +77,7 @@ export function TestTool({ trigger, onRun }: { trigger: Trigger; onRun: () => Pr
         {parseError ? `Not valid JSON: ${parseError}` : tooBig ? `Too large: ${fmtBytes(size)}.` : "Valid JSON."} {fmtBytes(size)} of the 1 MB limit.
       </p>
       <div className="actions">
-        <button type="button" className="btn primary" onClick={send} disabled={sending || waiting}>
+        <button type="button" className="btn primary" onClick={send} disabled={sending || waiting || asking}>
           Send test
         </button>
         {!trigger.active ? <span className="muted">The trigger is inactive, so the test is rejected like a real webhook would be.</span> : null}
@@ -82,7 +87,17 @@ export function TestTool({ trigger, onRun }: { trigger: Trigger; onRun: () => Pr
         {waiting ? (
           <p className="waiting">
             <span className="spinner" aria-hidden="true" /> Waiting for result... <StatusBadge status={job!.status} />
+            <CancelJobButton jobId={job!.id} small onCancelled={moved} />
           </p>
+        ) : null}
+        {asking && job ? (
+          <div className="result">
+            <p className="waiting">
+              Waiting for an answer <StatusBadge status={job.status} />
+              <CancelJobButton jobId={job.id} small onCancelled={moved} />
+            </p>
+            {job.inputRequest ? <AnswerForm key={job.inputRequest.id} jobId={job.id} request={job.inputRequest} onAnswered={moved} /> : null}
+          </div>
         ) : null}
         {finished && job ? (
           <div className="result">

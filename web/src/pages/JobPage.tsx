@@ -1,4 +1,6 @@
-import { api } from "../api";
+import { useEffect } from "react";
+import { api, followJob } from "../api";
+import { AnswerForm } from "../components/AnswerForm";
 import { DeliveriesPanel } from "../components/DeliveriesPanel";
 import { ErrorBox } from "../components/ErrorBox";
 import { JobActions } from "../components/JobActions";
@@ -11,6 +13,19 @@ import { go } from "../router";
 /** One run and its audit entry: payload (or when it was purged), result, tools used, cost. */
 export function JobPage({ id }: { id: string }) {
   const { data: job, error, loading, reload } = useAsync(() => api.jobAudit(id), [id]);
+  const status = job?.status;
+  const active = status === "QUEUED" || status === "RUNNING" || status === "INPUT_REQUIRED";
+  // Live while the job is not finished: each change of its status reloads the page's view of it.
+  useEffect(() => {
+    if (!active) return;
+    return followJob(
+      id,
+      (j) => {
+        if (j.status !== status) void reload();
+      },
+      () => undefined,
+    );
+  }, [id, active, status]);
   if (loading && !job) return <p className="muted">Loading…</p>;
   if (error) return <ErrorBox error={error} />;
   if (!job)
@@ -61,6 +76,11 @@ export function JobPage({ id }: { id: string }) {
         <div className="error">
           <strong>Error:</strong> {job.error}
         </div>
+      ) : null}
+      {job.status === "INPUT_REQUIRED" && job.inputRequest ? (
+        <section className="panel" aria-label="Answer">
+          <AnswerForm key={job.inputRequest.id} jobId={job.id} request={job.inputRequest} onAnswered={() => void reload()} />
+        </section>
       ) : null}
       {job.triggerId ? <DeliveriesPanel jobId={job.id} finished={job.status === "DONE" || job.status === "FAILED"} /> : null}
       <section className="panel" aria-labelledby="audit-h">

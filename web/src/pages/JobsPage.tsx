@@ -10,7 +10,7 @@ import { usePaged } from "../hooks/usePaged";
 import { go } from "../router";
 
 const PAGE = 25;
-const STATUSES: (JobStatus | "")[] = ["", "QUEUED", "RUNNING", "DONE", "FAILED"];
+const STATUSES: (JobStatus | "")[] = ["", "QUEUED", "RUNNING", "INPUT_REQUIRED", "DONE", "FAILED"];
 
 /** Every run of the account, newest first, a page at a time; `failed` narrows it to the failed runs. */
 export function JobsPage({ status, triggerId }: { status?: JobStatus; triggerId?: string }) {
@@ -40,7 +40,7 @@ export function JobsPage({ status, triggerId }: { status?: JobStatus; triggerId?
         <select id={`${uid}-status`} value={status ?? ""} onChange={(e) => go(e.target.value ? `jobs/${e.target.value.toLowerCase()}` : "jobs")}>
           {STATUSES.map((s) => (
             <option key={s} value={s}>
-              {s ? s.toLowerCase() : "all"}
+              {s ? s.toLowerCase().replace("_", " ") : "all"}
             </option>
           ))}
         </select>

@@ -13,7 +13,7 @@ import { TriggerPage } from "./TriggerPage";
 import { TriggersPage } from "./TriggersPage";
 import { UsagePage } from "./UsagePage";
 
-const JOB_STATUSES = ["queued", "running", "done", "failed"];
+const JOB_STATUSES = ["queued", "running", "input_required", "done", "failed"];
 
 /** Which page a hash route shows (the route syntax itself lives in ../router.ts). */
 export function pageFor([section, id, sub]: string[], refreshAccount: () => Promise<void>): ReactNode {
