@@ -9,7 +9,7 @@ import { postWebhook } from "./helpers/webhooks.js";
 
 /**
  * The console's "Insert example script" as a newcomer's first run (issue 32): its model call is
- * live, so the first test of a trigger shows a cost above zero and a thread, as README's console
+ * live, so the first test of a trigger shows a cost above zero and a thread, as docs/guides/console.md's
  * walk-through promises.
  */
 describe("the console's example script", () => {

@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:net";
 import { createHmac } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -10,7 +10,7 @@ import { gql } from "./helpers/graphql.js";
 import { adminRun, childPids, launch, waitDead, waitReady, type Launcher } from "./helpers/launcher.js";
 
 /**
- * README.md as a newcomer follows it (issue 32): `npm start` with a DATA_DIR of their own, /readyz,
+ * README.md and docs/getting-started.md as a newcomer follows them (issue 32): `npm start` with a DATA_DIR of their own, /readyz,
  * a second terminal's CLI call (first without that DATA_DIR, then with it), an agent, a deliberate
  * wrong key on chat, A2A and MCP, a webhook with a bad signature, Ctrl-C. Every message they meet
  * says what is wrong; a healthy run prints nothing at warn level and ends with one "stopped" line.
@@ -19,7 +19,7 @@ import { adminRun, childPids, launch, waitDead, waitReady, type Launcher } from 
 /** Lines at warn level or worse: pino's JSON (40 warn, 50 error, 60 fatal) or the Temporal SDK's. */
 const warnLines = (out: string) => out.split("\n").filter((l) => /"level":(40|50|60)\b|\[(WARN|ERROR)\]/.test(l));
 
-describe("a newcomer following README.md", () => {
+describe("a newcomer following README.md and docs/getting-started.md", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "agw-newcomer-"));
   const elsewhere = mkdtempSync(join(tmpdir(), "agw-newcomer-other-"));
   const running: Launcher[] = [];
@@ -31,6 +31,19 @@ describe("a newcomer following README.md", () => {
     for (const pid of [pids.postgres, pids.temporal]) if (pid && isAlive(pid)) process.kill(pid, "SIGKILL");
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(elsewhere, { recursive: true, force: true });
+  });
+
+  it("docs/getting-started.md quotes the messages a newcomer meets, as the server prints them", () => {
+    const guide = readFileSync(new URL("../docs/getting-started.md", import.meta.url), "utf8").replace(/\s*\n\s*/g, " ");
+    // The same strings this file's tests below see the launcher, the CLI and the API print.
+    for (const said of [
+      "port 3000 is in use: stop the other process or set PORT",
+      "[agent-gateway] stopped (SIGINT)",
+      "wrote to the database of npm start (pid …, DATA_DIR /path/to/repo/.data, API http://127.0.0.1:3000)",
+      "npm run -s admin -- create-account --name acme --balance 10 --json",
+      '{"data":{"me":{"id":"acc_…","name":"acme","balance":"10.000000"}}}',
+    ])
+      expect(guide).toContain(said);
   });
 
   it("a PORT in use is refused at once, before PostgreSQL or Temporal start", async () => {
@@ -70,7 +83,7 @@ describe("a newcomer following README.md", () => {
     const { adminToken } = JSON.parse(made.stdout) as { adminToken: string };
     expect((await gql(api, adminToken, "{ me { name balance } }")).data).toEqual({ me: { name: "acme", balance: "10.000000" } });
 
-    // Agents the README's way: a chat agent, and an automation agent in one call with its script.
+    // Agents the docs' way: a chat agent, and an automation agent in one call with its script.
     const chatAgent = (await gql(api, adminToken, `mutation { createAgent(input: { name: "Support", instructions: "Be brief." }) { id } }`)).data!.createAgent.id as string;
     // Busy for a while when asked, so Ctrl-C can come while a run is in flight.
     const script = "export default async function run(input, ctx) { const t = Date.now(); while (input.busyMs && Date.now() - t < input.busyMs) {} return { echo: input }; }";

@@ -11,7 +11,7 @@ import { python, pythonSignInAndChat } from "./helpers/oauth-python.js";
 /**
  * OAuth sign-in (docs/design/oauth.md) on what a newcomer runs: `npm start` (its simulator answering), an account from the
  * admin CLI, and the Python MCP SDK's OAuthClientProvider signing in through Chromium on the
- * product's pages, then calling `chat`, as in README "Add an agent to ChatGPT / Claude".
+ * product's pages, then calling `chat`, as in docs/guides/mcp.md "Add an agent to ChatGPT / Claude".
  */
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const REDIRECT = "http://127.0.0.1:47313/callback";
@@ -32,7 +32,7 @@ describe("npm start: an MCP client signs in with OAuth", () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it.skipIf(!existsSync(python))("the README's connector steps work against npm start", async () => {
+  it.skipIf(!existsSync(python))("docs/guides/mcp.md's connector steps work against npm start", async () => {
     l = await launch(dataDir);
     await waitReady(l, 180_000);
     const api = `http://127.0.0.1:${l.port}`;

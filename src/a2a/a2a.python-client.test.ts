@@ -57,16 +57,17 @@ describe("A2A through the Python a2a-sdk", () => {
       ),
     );
 
-  it.skipIf(!available)("the README's A2A example runs as pasted (with this agent's URL and key)", async () => {
-    const readme = readFileSync(resolve("README.md"), "utf8");
-    const section = readme.slice(readme.indexOf("## A2A: every agent is an Agent2Agent server"));
+  it.skipIf(!available)("docs/guides/a2a.md's example runs as pasted (with this agent's id and key)", async () => {
+    const guide = readFileSync(resolve("docs/guides/a2a.md"), "utf8");
+    const section = guide.slice(guide.indexOf("## Sending a message, with the official Python SDK"));
     const example = /```python\n([\s\S]*?)```/.exec(section)![1]!;
     expect(example).toContain("asyncio.run(main())");
     const dir = mkdtempSync(join(tmpdir(), "agw-a2a-readme-"));
     try {
       const file = join(dir, "example.py");
-      writeFileSync(file, example.replace("http://127.0.0.1:3000/api/a2a/agt_…", env.CHAT_URL!).replace("Bearer a2a_…", `Bearer ${env.A2A_KEY_CHAT}`));
-      const out = await new Promise<string>((ok, fail) => execFile(python, [file], { timeout: 60_000 }, (err, stdout, stderr) => (err ? fail(new Error(`${err.message}\n${stderr}`)) : ok(stdout))));
+      writeFileSync(file, example.replace("http://127.0.0.1:3000", app.url));
+      const agentEnv = { ...process.env, AGENT_ID: env.CHAT_URL!.split("/").at(-1)!, AGENT_KEY: env.A2A_KEY_CHAT! };
+      const out = await new Promise<string>((ok, fail) => execFile(python, [file], { timeout: 60_000, env: agentEnv }, (err, stdout, stderr) => (err ? fail(new Error(`${err.message}\n${stderr}`)) : ok(stdout))));
       expect(out).toContain("Hello from A");
       expect(out).toContain("TASK_STATE_COMPLETED");
     } finally {

@@ -52,16 +52,16 @@ describe("real Python clients: openai SDK and Agents SDK", () => {
       ),
     );
 
-  it.skipIf(!available)("the README's Responses example runs as pasted (with this gateway's URL and key)", async () => {
-    const readme = readFileSync(resolve("README.md"), "utf8");
-    const section = readme.slice(readme.indexOf("### The Responses API"));
+  it.skipIf(!available)("docs/guides/chat.md's Responses example runs as pasted (with this gateway's URL and key)", async () => {
+    const guide = readFileSync(resolve("docs/guides/chat.md"), "utf8");
+    const section = guide.slice(guide.indexOf("## The Responses API"));
     const example = /```python\n([\s\S]*?)```/.exec(section)![1]!;
     expect(example).toContain("from openai import OpenAI");
     const dir = mkdtempSync(join(tmpdir(), "agw-responses-readme-"));
     try {
       const file = join(dir, "example.py");
-      writeFileSync(file, example.replace("http://127.0.0.1:3000/api/v1", `${app.url}/api/v1`).replace('api_key="a2a_…"', `api_key="${key}"`));
-      const out = await new Promise<string>((ok, fail) => execFile(python, [file], { timeout: 60_000 }, (err, stdout, stderr) => (err ? fail(new Error(`${err.message}\n${stderr}`)) : ok(stdout))));
+      writeFileSync(file, example.replace("http://127.0.0.1:3000", app.url));
+      const out = await new Promise<string>((ok, fail) => execFile(python, [file], { timeout: 60_000, env: { ...process.env, AGENT_KEY: key } }, (err, stdout, stderr) => (err ? fail(new Error(`${err.message}\n${stderr}`)) : ok(stdout))));
       expect(out.trim()).toBe("Hello from A");
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -105,16 +105,17 @@ describe("real Python client: the mcp SDK", () => {
     expect(out.foreign_key.statuses.find((s: [number, string]) => s[0] === 401)[1]).toMatch(/error_description="This API key belongs to another agent/);
   });
 
-  it.skipIf(!available)("the README's Python example works as written (with this agent's URL and key)", async () => {
-    const readme = readFileSync(resolve("README.md"), "utf8");
-    const section = readme.slice(readme.indexOf("## MCP: every agent is an MCP server"));
+  it.skipIf(!available)("docs/guides/mcp.md's Python example works as written (with this agent's id and key)", async () => {
+    const guide = readFileSync(resolve("docs/guides/mcp.md"), "utf8");
+    const section = guide.slice(guide.indexOf("## An agent, a key, a tool call"));
     const example = /```python\n([\s\S]*?)```/.exec(section)![1]!;
     expect(example).toContain('call_tool("chat"');
     const dir = mkdtempSync(join(tmpdir(), "agw-mcp-readme-"));
     try {
       const file = join(dir, "example.py");
-      writeFileSync(file, example.replace("http://localhost:3000/api/mcp/agt_…", env.CHAT_URL!).replace("Bearer a2a_…", `Bearer ${env.CHAT_KEY}`));
-      const out = await new Promise<string>((ok, fail) => execFile(python, [file], { timeout: 60_000 }, (err, stdout, stderr) => (err ? fail(new Error(`${err.message}\n${stderr}`)) : ok(stdout))));
+      writeFileSync(file, example.replace("http://localhost:3000", app.url));
+      const agentEnv = { ...process.env, AGENT_ID: env.CHAT_URL!.split("/").at(-1)!, AGENT_KEY: env.CHAT_KEY! };
+      const out = await new Promise<string>((ok, fail) => execFile(python, [file], { timeout: 60_000, env: agentEnv }, (err, stdout, stderr) => (err ? fail(new Error(`${err.message}\n${stderr}`)) : ok(stdout))));
       expect(out).toMatch(/'answer': 'Hello from A', 'thread_id': 'thr_\w+'/);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -31,7 +31,7 @@ def text(task):
 
 
 async def main():
-    # Chat agent: the key as a header of the client's own httpx client (README's example).
+    # Chat agent: the key as a header of the client's own httpx client (docs/guides/a2a.md's example).
     http = httpx.AsyncClient(headers={"Authorization": f"Bearer {KEY}"}, timeout=60)
     chat = await ClientFactory(ClientConfig(httpx_client=http)).create_from_url(os.environ["CHAT_URL"], relative_card_path=CARD)
     events = [e async for e in chat.send_message(SendMessageRequest(message=new_text_message("Hello", role=Role.ROLE_USER)))]
@@ -51,7 +51,7 @@ async def main():
     out["get_text"] = text(got)
     if VERSION == "1.0":
         listed = await chat.list_tasks(ListTasksRequest(page_size=10))
-        # Both tasks of this run, newest first (the README example's test may have left one more).
+        # Both tasks of this run, newest first (the docs example's test may have left one more).
         ids = [t.id for t in listed.tasks]
         out["listed"] = second.id in ids and task_id in ids and ids.index(second.id) < ids.index(task_id)
 
