@@ -12,7 +12,7 @@ import { consumeRateLimit } from "../chat/rate-limit.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { ownTask, type CallState } from "./call.js";
 import { addPushConfig } from "./push.js";
-import { deletePushConfig, findPushConfig, listPushConfigs, type PushConfigRow } from "./store.js";
+import { deletePushConfig, findPushConfig, listPushConfigs, type PushConfigRow } from "./push-config-store.js";
 import { checkPageSize, MAX_PAGE, pagePosition } from "./paging.js";
 
 // Push notification configs (A2A §3.1.7–3.1.10): stored per task, delivered by the outbound engine (push.ts).
