@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { loadAutocannon } from "./lib/node-peers.js";
-import { commandLine, firstLine, loadNow, main, provenance, say, startProcess, writeSection } from "./lib/harness.js";
+import { BENCHES, commandLine, firstLine, loadNow, main, provenance, say, startProcess, writeSection } from "./lib/harness.js";
 import { startDurablePostgres } from "./lib/postgres.js";
 import { buildServer, commitOf, createTenant, GATEWAY_LOG_LEVEL, graphql, migrateWithDist, startDevLauncher, startServe } from "./lib/gateway.js";
 import { ensureLiteLlm, startLiteLlm, startPortkey } from "./lib/peers.js";
@@ -41,7 +41,7 @@ const autocannon = await loadAutocannon();
  * BENCH_TARGETS (comma list of target ids, default all), BENCH_PHASES (latency,streams),
  * BENCH_STREAMS (1000), BENCH_TENANTS (accounts of the spread rows, 50), BENCH_TURNS (turns per continued
  * thread, 10), BENCH_GATEWAYS ("label=path,…": gateways built from other checkouts, for
- * bench/compare.sh; default this checkout), BENCH_SECTION (heading suffix, for compare runs),
+ * bench/compare.sh; default this checkout), BENCH_SECTION (a label: the run's own section "## Chat (<label>)"),
  * BENCH_SLICES (1: each latency cell measured in that many slices of BENCH_DURATION / BENCH_SLICES,
  * the targets taking turns, so a drift of the machine's speed weighs on every row alike),
  * BENCH_WRITE=0 (print only), BENCH_SKIP_BUILD=1, BENCH_VERBOSE=1. Any error answer fails the run (exit 1)
@@ -494,8 +494,7 @@ await main(async () => {
       for (const g of gatewaySpecs)
         sections.push(await runSlowStreams({ dir, root: g.root, pg, count: STREAMS, model: MODEL_B, ...(gatewaySpecs.length > 1 ? { label: g.label } : {}) }));
     }
-    const suffix = process.env.BENCH_SECTION ? ` (${process.env.BENCH_SECTION})` : "";
-    writeSection(`## Chat${suffix}`, `${provenance(commandLine("bench:chat"), loadAtStart)}\n\n${sections.join("\n\n")}`);
+    writeSection(BENCHES.chat, `${provenance(commandLine("bench:chat"), loadAtStart)}\n\n${sections.join("\n\n")}`);
     if (failures.length > 0) throw new Error(`${failures.length} cell(s) had error answers (not counted as throughput):\n- ${failures.join("\n- ")}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -5,13 +5,14 @@
 # this checkout's node_modules when package-lock.json is the same), and runs this checkout's
 # `npm run bench:chat` with both gateways side by side: the same mock, the same PostgreSQL, the
 # same load, cell after cell, so machine noise hits both alike. Each build is compiled and
-# migrated by its own code. The result replaces the section "## Chat (before/after: <base> →
-# <head>)" of BENCHMARKS.md.
+# migrated by its own code. A comparison is not one build's latest figures: the result is added to
+# bench/history/chat.md as "## Chat (before/after: <base> → <head>)" (BENCH_COMPARISON), and
+# BENCHMARKS.md is left as it is.
 #
 # COMPARE_UPSTREAM=1 also runs `npm run bench:upstream` (the upstream HTTP client alone: CPU per
-# call of each build, in one process; section "## Upstream client (before/after: …)");
+# call of each build, in one process; bench/history/upstream-client.md, "## Upstream client (before/after: …)");
 # COMPARE_CHAT=0 skips the chat run.
-# COMPARE_WEBHOOKS=1 also runs `npm run bench:webhooks` against each build in turn (sections
+# COMPARE_WEBHOOKS=1 also runs `npm run bench:webhooks` against each build in turn (bench/history/webhooks.md,
 # "## Webhooks (before: <base>)" and "## Webhooks (after: <head>)"); those two runs are
 # sequential, so compare them only on an idle machine.
 # BENCH_* variables pass through (default here: BENCH_TARGETS=gw-b,gw-oa,portkey-b,
@@ -64,16 +65,16 @@ export BENCH_COMMAND="${compare_vars}bench/compare.sh $base_ref $head_ref"
 export BENCH_TARGETS="${BENCH_TARGETS:-gw-b,gw-oa,portkey-b}"
 export BENCH_PHASES="${BENCH_PHASES:-latency}"
 if [ "${COMPARE_CHAT:-1}" = "1" ]; then
-  BENCH_GATEWAYS="before=$tmp/base,after=$tmp/head" BENCH_SECTION="before/after: $base_ref ($base_sha) → $head_ref ($head_sha)" \
+  BENCH_GATEWAYS="before=$tmp/base,after=$tmp/head" BENCH_COMPARISON="before/after: $base_ref ($base_sha) → $head_ref ($head_sha)" \
     npm run -s bench:chat
 fi
 
 if [ "${COMPARE_UPSTREAM:-0}" = "1" ]; then
-  BENCH_GATEWAYS="before=$tmp/base,after=$tmp/head" BENCH_SECTION="before/after: $base_ref ($base_sha) → $head_ref ($head_sha)" \
+  BENCH_GATEWAYS="before=$tmp/base,after=$tmp/head" BENCH_COMPARISON="before/after: $base_ref ($base_sha) → $head_ref ($head_sha)" \
     npm run -s bench:upstream
 fi
 
 if [ "${COMPARE_WEBHOOKS:-0}" = "1" ]; then
-  BENCH_GATEWAY_ROOT="$tmp/base" BENCH_SECTION="before: $base_ref ($base_sha)" npm run -s bench:webhooks
-  BENCH_GATEWAY_ROOT="$tmp/head" BENCH_SECTION="after: $head_ref ($head_sha)" npm run -s bench:webhooks
+  BENCH_GATEWAY_ROOT="$tmp/base" BENCH_COMPARISON="before: $base_ref ($base_sha)" npm run -s bench:webhooks
+  BENCH_GATEWAY_ROOT="$tmp/head" BENCH_COMPARISON="after: $head_ref ($head_sha)" npm run -s bench:webhooks
 fi

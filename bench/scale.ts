@@ -2,7 +2,7 @@ import "reflect-metadata";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { commandLine, firstLine, loadNow, main, pct, provenance, say, sleep, startProcess, writeSection } from "./lib/harness.js";
+import { BENCHES, commandLine, firstLine, loadNow, main, pct, provenance, say, sleep, startProcess, writeSection } from "./lib/harness.js";
 import { startRunBackends } from "./lib/run-backends.js";
 import { buildServer, commitOf, createTenant, graphql, GATEWAY_LOG_LEVEL, OPERATOR_TOKEN, SECRET_ENCRYPTION_KEY, startServe } from "./lib/gateway.js";
 import { countRows, growTo, SCALE_TABLES, type ScaleTenants } from "./lib/scale-load.js";
@@ -143,7 +143,7 @@ await main(async () => {
         });
         const skipped = SIZES.length === ran.length ? "" : ` Sizes asked for but not run: ${SIZES.filter((s) => !ran.includes(s)).join(", ")}.`;
         writeSection(
-          "## Scale: every operation as the tables grow (issue 33)",
+          BENCHES.scale,
           [
             provenance(commandLine("bench:scale"), loadAtStart) + ` Commit ${commitOf(root)}.`,
             "",

@@ -1,6 +1,6 @@
 import { pathToFileURL } from "node:url";
 import { join, resolve } from "node:path";
-import { commandLine, firstLine, loadNow, main, provenance, say, startProcess, writeSection } from "./lib/harness.js";
+import { BENCHES, commandLine, firstLine, loadNow, main, provenance, say, startProcess, writeSection } from "./lib/harness.js";
 
 /**
  * `npm run bench:upstream`: the upstream HTTP client alone (src/providers/upstream-http.ts): CPU time per call, for
@@ -12,7 +12,7 @@ import { commandLine, firstLine, loadNow, main, provenance, say, startProcess, w
  * this process's user + system CPU time (`process.cpuUsage`) per call — the mock's work is not in
  * it — median over the rounds.
  *
- * Env: BENCH_CALLS per round (2000), BENCH_ROUNDS (9), BENCH_SECTION (heading suffix), BENCH_WRITE=0.
+ * Env: BENCH_CALLS per round (2000), BENCH_ROUNDS (9), BENCH_SECTION (a label: the run's own section), BENCH_WRITE=0.
  */
 const CALLS = Number(process.env.BENCH_CALLS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
@@ -75,9 +75,8 @@ await main(async () => {
       return `| ${c.label} | ${stream ? "stream (readSse)" : "non-stream (text)"} | ${median(xs).toFixed(4)} | ${Math.min(...xs).toFixed(4)} – ${Math.max(...xs).toFixed(4)} |`;
     }),
   );
-  const suffix = process.env.BENCH_SECTION ? ` (${process.env.BENCH_SECTION})` : "";
   writeSection(
-    `## Upstream client${suffix}`,
+    BENCHES.upstream,
     [
       provenance(commandLine("bench:upstream"), loadAtStart),
       "",

@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client, Connection } from "@temporalio/client";
 import { DefaultLogger, NativeConnection, Runtime, Worker } from "@temporalio/worker";
-import { commandLine, loadNow, main, pct, provenance, say, sleep, startProcess, writeSection } from "./lib/harness.js";
+import { BENCHES, commandLine, loadNow, main, pct, provenance, say, sleep, startProcess, writeSection } from "./lib/harness.js";
 import { startRunBackends } from "./lib/run-backends.js";
 import { bareStarts, copyJobs, drain, kick } from "./lib/dispatch.js";
 import { buildServer, commitOf, createTenant, graphql, OPERATOR_TOKEN, SECRET_ENCRYPTION_KEY, GATEWAY_LOG_LEVEL, startServe } from "./lib/gateway.js";
@@ -14,7 +14,7 @@ import { buildServer, commitOf, createTenant, graphql, OPERATOR_TOKEN, SECRET_EN
  * `npm run bench:webhooks-breakdown`: where the time of one webhook → done goes, from the
  * workflow's own history (event times as the Temporal server records them) and the job row
  * (created_at = the ingest commit). One at a time, BENCH_SAMPLES samples after 5 warm-ups; prints
- * the median of each step, and writes them to BENCHMARKS.md ("## Webhook → done, step by step (<commit>)").
+ * the median of each step, and writes them to BENCHMARKS.md ("## Webhook → done, step by step"; the commit is in its first line).
  * BENCH_BREAKDOWN=dispatch or =ingest: diagnosis runs that only print (a backlog drained by one
  * API vs the bare loop; ingest per scheme with the API's CPU use).
  */
@@ -155,9 +155,9 @@ await main(async () => {
       await floorRun;
       await native.close();
       writeSection(
-        `## Webhook → done, step by step (${commitOf(root)}${process.env.SANDBOX_POOL_SIZE ? `, worker with SANDBOX_POOL_SIZE=${process.env.SANDBOX_POOL_SIZE}` : ""})`,
+        BENCHES.webhooksBreakdown,
         [
-          provenance(commandLine("bench:webhooks-breakdown"), loadAtStart),
+          provenance(commandLine("bench:webhooks-breakdown"), loadAtStart) + ` Commit ${commitOf(root)}${process.env.SANDBOX_POOL_SIZE ? `, worker with SANDBOX_POOL_SIZE=${process.env.SANDBOX_POOL_SIZE}` : ""}.`,
           "",
           `One at a time, ${SAMPLES} samples after 5 warm-ups; Temporal dev server, PostgreSQL with fsync on, \`npm run serve\` and \`npm run worker\` from dist/.`,
           "Times are from the client's send to each event as the server recorded it in the workflow's history, and to the job row's stamps",

@@ -8,7 +8,7 @@ import pg from "pg";
 import autocannon from "autocannon";
 import { Client, Connection, WorkflowNotFoundError } from "@temporalio/client";
 import { DefaultLogger, NativeConnection, Runtime, Worker } from "@temporalio/worker";
-import { commandLine, firstLine, loadNow, main, pct, provenance, say, sleep, startProcess, writeSection, type Proc } from "./lib/harness.js";
+import { BENCHES, commandLine, firstLine, loadNow, main, pct, provenance, say, sleep, startProcess, writeSection, type Proc } from "./lib/harness.js";
 import { startRunBackends } from "./lib/run-backends.js";
 import { bareStarts, copyJobs, drain, kick, LANES, settled, STACK_TASK_QUEUE, startStack } from "./lib/dispatch.js";
 import { makeTestCa } from "../test/helpers/tls.js";
@@ -482,7 +482,7 @@ await main(async () => {
         `(${f(pct(eagerLat, 50))} vs ${f(pct(floorLat, 50))} ms p50). \`npm start\` with eager start: ${(pct(devEagerLat, 50) / pct(devOffLat, 50)).toFixed(2)}× the same launcher without it`,
         `(${f(pct(devEagerLat, 50))} vs ${f(pct(devOffLat, 50))} ms p50), ${(pct(devEagerLat, 50) / pct(floorLat, 50)).toFixed(2)}× the bare floor, ${(pct(devEagerLat, 50) / pct(eagerLat, 50)).toFixed(2)}× the eager bare workflow.`,
       ].join("\n");
-      writeSection(`## Webhooks${process.env.BENCH_SECTION ? ` (${process.env.BENCH_SECTION})` : ""}`, body);
+      writeSection(BENCHES.webhooks, body);
     } finally {
       for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => {});
       await temporal.stop().catch(() => {});

@@ -16,8 +16,8 @@ const ALLOWED = [
 const clones = await detectClones({
   path: ["src", "web/src"],
   format: ["typescript", "tsx"],
-  // Entity declarations (db/schema.ts) are data: each table states its own key columns.
-  ignore: ["**/*.test.ts", "**/*.test.tsx", "**/migrations/**", "**/node_modules/**", "src/db/schema.ts"],
+  // Entity declarations (db/schema.ts, db/schema/) are data: each table states its own key columns.
+  ignore: ["**/*.test.ts", "**/*.test.tsx", "**/migrations/**", "**/node_modules/**", "src/db/schema.ts", "src/db/schema/**"],
   // ~5 lines of real code; below that, matches are mostly imports and entity column lists.
   minTokens: 50,
   minLines: 5,

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
+import { join } from "node:path";
+import { appendToHistory, replaceSection, sectionHeading } from "./sections.js";
 
 /** Shared plumbing of the bench scripts: child processes, readiness, machine facts, BENCHMARKS.md. */
 
@@ -138,7 +140,7 @@ export function provenance(command: string, loadAtStart: string[]): string {
 }
 
 /** The command line that reproduces this run: the BENCH_* variables set, then the npm script. */
-const INTERNAL = new Set(["BENCH_VERBOSE", "BENCH_WRITE", "BENCH_COMMAND", "BENCH_GATEWAYS", "BENCH_GATEWAY_ROOT", "BENCH_SECTION", "BENCH_SKIP_BUILD"]);
+const INTERNAL = new Set(["BENCH_VERBOSE", "BENCH_WRITE", "BENCH_COMMAND", "BENCH_GATEWAYS", "BENCH_GATEWAY_ROOT", "BENCH_SECTION", "BENCH_COMPARISON", "BENCH_SKIP_BUILD"]);
 export function commandLine(script: string): string {
   const vars = Object.entries(process.env)
     .filter(([k]) => k.startsWith("BENCH_") && !INTERNAL.has(k))
@@ -149,28 +151,48 @@ export function commandLine(script: string): string {
 }
 
 export const BENCHMARKS_FILE = "BENCHMARKS.md";
+export const HISTORY_DIR = "bench/history";
+/** The top of a BENCHMARKS.md that has none (the file's own guide is kept as it is). */
 const PREAMBLE = `# Benchmarks
 
-Every section below is written by a bench script (\`npm run bench:chat\`, \`npm run bench:webhooks\`,
-\`bench/compare.sh\`); a re-run replaces its own section and nothing else. Do not edit by hand: change
-the script that writes the section. Each section names the command, date, machine and load average.
-`;
+Each section below is the latest run of one benchmark, written by its script; earlier runs and
+two-build comparisons are in bench/history/.`;
+
+/** A benchmark's section title in BENCHMARKS.md and its history file (bench/history/<history>.md). */
+export interface Bench {
+  title: string;
+  history: string;
+}
+export const BENCHES = {
+  chat: { title: "Chat", history: "chat" },
+  webhooks: { title: "Webhooks", history: "webhooks" },
+  webhooksBreakdown: { title: "Webhook → done, step by step", history: "webhooks-breakdown" },
+  upstream: { title: "Upstream client", history: "upstream-client" },
+  scale: { title: "Scale: every operation as the tables grow", history: "scale" },
+} satisfies Record<string, Bench>;
+
+const readIfAny = (file: string) => (existsSync(file) ? readFileSync(file, "utf8") : undefined);
 
 /**
- * Replaces the section that starts with `heading` (a "## …" line) in BENCHMARKS.md, or appends it;
- * BENCH_WRITE=0 only prints it.
+ * Writes a run of `bench` (bench/lib/sections.ts): its section "## <title>" (or "## <title>
+ * (<BENCH_SECTION>)", a labelled variant) replaces the previous run's in BENCHMARKS.md, which moves
+ * to the benchmark's history file. A comparison of two builds (BENCH_COMPARISON, set by
+ * bench/compare.sh) goes to the history file only. BENCH_WRITE=0 only prints the section.
  */
-export function writeSection(heading: string, body: string): void {
-  const section = `${heading}\n\n${body.trim()}\n`;
+export function writeSection(bench: Bench, body: string): void {
+  const comparison = process.env.BENCH_COMPARISON;
+  const section = `${sectionHeading(bench.title, comparison || process.env.BENCH_SECTION)}\n\n${body.trim()}\n`;
   process.stdout.write(`\n${section}\n`);
   if (process.env.BENCH_WRITE === "0") return;
-  const current = existsSync(BENCHMARKS_FILE) ? readFileSync(BENCHMARKS_FILE, "utf8") : "";
-  const parts = current.split(/^(?=## )/m);
-  parts[0] = `${PREAMBLE}\n`; // everything before the first section is the preamble above
-  const i = parts.findIndex((p) => p.split("\n", 1)[0] === heading);
-  if (i >= 0) parts[i] = `${section}\n`;
-  else parts.push(`${section}\n`);
-  writeFileSync(BENCHMARKS_FILE, parts.join("").trimEnd() + "\n");
+  const historyFile = join(HISTORY_DIR, `${bench.history}.md`);
+  const keep = (old: string) => {
+    mkdirSync(HISTORY_DIR, { recursive: true });
+    writeFileSync(historyFile, appendToHistory(readIfAny(historyFile), bench.title, old));
+  };
+  if (comparison) return keep(section);
+  const { doc, replaced } = replaceSection(readIfAny(BENCHMARKS_FILE) ?? "", PREAMBLE, section);
+  if (replaced) keep(replaced);
+  writeFileSync(BENCHMARKS_FILE, doc);
 }
 
 /** Runs `f`, always stopping the bench's processes afterwards (also on Ctrl-C). */

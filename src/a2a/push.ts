@@ -5,7 +5,8 @@ import { AppError } from "../errors/app-error.js";
 import { validateCallbackUrl } from "../outbound/target.js";
 import { toTask } from "./mapping.js";
 import { checkClientId } from "./validation.js";
-import { findTaskById, insertPushConfig, type PushConfigRow, type TaskRow } from "./store.js";
+import { insertPushConfig, type PushConfigRow } from "./push-config-store.js";
+import { findTaskById, type TaskRow } from "./store.js";
 
 /**
  * A2A push notifications (specification §4.3, §13.2) on the outbound delivery engine: a task's

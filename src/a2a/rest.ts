@@ -8,7 +8,7 @@ import { rateLimitHeaders } from "../chat/rate-limit.js";
 import type { AgentKeyAuth } from "../keys/agent-key.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { appErrorToJsonRpc, internalJsonRpcError, INTERNAL_ERROR, INVALID_PARAMS } from "./errors.js";
-import { CALL_STATE, type CallState } from "./handler.js";
+import { CALL_STATE, type CallState } from "./call.js";
 
 /**
  * The HTTP+JSON binding at `<base>/v1` (spec §11), v1.0 and, by the `A2A-Version` header (absent

@@ -15,7 +15,8 @@ import type { KeyPrincipal } from "../keys/auth.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { defaultCard, etagOf, v03Card, v1Card } from "./card.js";
 import { appErrorToJsonRpc, envelopeError, internalJsonRpcError, INTERNAL_ERROR, INVALID_PARAMS, type JsonRpcError } from "./errors.js";
-import { CALL_STATE, GatewayA2AHandler, type CallState } from "./handler.js";
+import { CALL_STATE, type CallState } from "./call.js";
+import { GatewayA2AHandler } from "./handler.js";
 import { restBinding } from "./rest.js";
 
 /**
