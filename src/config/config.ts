@@ -127,7 +127,7 @@ export interface Config {
     maxResponseBytes: number;
     maxRedirects: number;
   };
-  /** Outbound deliveries (DESIGN §17): completion callbacks, A2A push notifications. */
+  /** Outbound deliveries (docs/guides/webhooks.md): completion callbacks, A2A push notifications. */
   outbound: {
     /** Seconds between attempts; its length + 1 is the number of attempts. */
     retrySchedule: number[];

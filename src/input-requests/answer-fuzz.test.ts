@@ -9,7 +9,7 @@ const ASK = `export default async function run(input, ctx) {
   return await ctx.ask({ prompt: "Which?", timeoutSeconds: input.timeout, schema: { type: "object", properties: { pick: { type: "integer", minimum: 1, maximum: 3 }, note: { type: "string", maxLength: 20 } }, required: ["pick"] } });
 }`;
 
-/** The answer URL's documented errors (README, docs/design/input-requests.md). */
+/** The answer URL's documented errors (docs/guides/scripts.md, docs/design/input-requests.md). */
 const DOCUMENTED = new Set(["not_found", "input_request_not_found", "input_already_answered", "input_request_expired", "validation_failed", "invalid_json", "payload_too_large"]);
 
 const deep = (n: number) => "[".repeat(n) + "]".repeat(n);

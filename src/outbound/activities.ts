@@ -10,7 +10,7 @@ import { claimAttemptSlot, failAbandonedDelivery, keepBody, loadDeliveryRequest,
 /** A result larger than this is left out of a completion event; `data.result_url` points at it instead. */
 export const MAX_INLINE_RESULT_BYTES = 256 * 1024;
 
-/** The body of a job's completion event (README, "Completion callbacks"). */
+/** The body of a job's completion event (docs/guides/webhooks.md, "Completion callbacks"). */
 export function jobEventBody(row: DeliveryRequestRow, publicBaseUrl: string): unknown {
   const jobId = row.jobId!;
   const data: Record<string, unknown> = { job_id: jobId, trigger_id: row.triggerId, status: row.jobStatus };

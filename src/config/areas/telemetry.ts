@@ -4,7 +4,7 @@ import { bool, url } from "../values.js";
 
 /** The configuration variables of the area "Telemetry". */
 export const telemetryArea = area("Telemetry", "OpenTelemetry traces and the metrics endpoint.", {
-  // OpenTelemetry's standard names; tracing is on when an endpoint is set (see README, Telemetry).
+  // OpenTelemetry's standard names; tracing is on when an endpoint is set (see docs/operations/telemetry.md).
   OTEL_EXPORTER_OTLP_ENDPOINT: variable(url(["http:", "https:"]).optional(), "OTLP/HTTP collector base URL, e.g. `http://collector:4318`; traces go to `…/v1/traces` (docs/operations/telemetry.md)", "unset (no tracing)"),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: variable(url(["http:", "https:"]).optional(), "Full traces URL; overrides the one derived from `OTEL_EXPORTER_OTLP_ENDPOINT`", "unset"),
   OTEL_EXPORTER_OTLP_PROTOCOL: variable(z.enum(["http/json", "http/protobuf"], { message: "must be http/json or http/protobuf (spans are sent as OTLP/HTTP JSON, which OTLP/HTTP receivers accept on either; gRPC is not supported)" }).optional(), "`http/json` or `http/protobuf` (spans are sent as OTLP/HTTP JSON, which OTLP/HTTP receivers accept on either); gRPC is not supported", "`http/json`"),

@@ -8,7 +8,7 @@ import { Thread } from "./threads.js";
 /** A2A tasks, their push notification configs and client-chosen contexts (src/a2a). */
 
 /**
- * An A2A task (DESIGN §15). A chat agent's task is a chat turn: its state, answer and error live
+ * An A2A task (docs/design/a2a.md). A chat agent's task is a chat turn: its state, answer and error live
  * here. An automation agent's task is a job (same id): its state and result are the job's, this
  * row keeps what A2A needs besides (context, the request message).
  */
@@ -45,7 +45,7 @@ export type IA2aTask = InferEntity<typeof A2aTask>;
 
 /**
  * A push notification config given with an A2A message (`configuration.taskPushNotificationConfig`):
- * stored for the outbound delivery engine (DESIGN §17), not delivered yet.
+ * stored for the outbound delivery engine (docs/guides/webhooks.md), not delivered yet.
  */
 export const A2aPushConfig = defineEntity({
   name: "A2aPushConfig",

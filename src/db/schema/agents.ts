@@ -14,7 +14,7 @@ export const Agent = defineEntity({
     instructions: p.text().default(""),
     defaultModel: p.string().length(100),
     allowedModels: p.json<string[]>().nullable(),
-    /** Models tried in order when the chosen one's upstream fails before answering (DESIGN §19). */
+    /** Models tried in order when the chosen one's upstream fails before answering (docs/guides/chat.md). */
     fallbackModels: p.json<string[]>().nullable(),
     script: p.text().nullable(),
     /** Host patterns `ctx.fetch` may reach (`api.example.com`, `*.example.com`); empty: none. */

@@ -9,7 +9,7 @@ export const INPUT_REQUEST_STATUSES = ["pending", "answered", "timed_out"] as co
 export type InputRequestStatus = (typeof INPUT_REQUEST_STATUSES)[number];
 
 /**
- * A run's question to a person (`ctx.ask`, DESIGN §22, src/input-requests/): one row per ask of a
+ * A run's question to a person (`ctx.ask`, docs/design/input-requests.md, src/input-requests/): one row per ask of a
  * job, keyed like a journaled step by its position in the run. Answered at most once.
  */
 export const InputRequest = defineEntity({

@@ -10,7 +10,7 @@ import { Trigger } from "./triggers.js";
 export const JOB_STATUSES = ["queued", "running", "input_required", "done", "failed"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
-/** What started a job (DESIGN §18): a trigger's webhook, a schedule, an A2A or MCP call, a replay. */
+/** What started a job (docs/guides/schedules.md): a trigger's webhook, a schedule, an A2A or MCP call, a replay. */
 export const JOB_SOURCES = ["webhook", "schedule", "a2a", "mcp", "replay"] as const;
 export type JobSource = (typeof JOB_SOURCES)[number];
 
@@ -64,7 +64,7 @@ export const Job = defineEntity({
 export type IJob = InferEntity<typeof Job>;
 
 /**
- * The run journal (DESIGN §13): one row per journaled step of a job (`ctx.step`, every
+ * The run journal: one row per journaled step of a job (`ctx.step`, every
  * `ctx.chat` and `ctx.fetch`). A retried or resumed run returns a `done` step's result instead of
  * executing it again; a `started` row is a step cut in flight, executed again.
  */

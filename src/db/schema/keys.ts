@@ -21,7 +21,7 @@ export const ApiKey = defineEntity({
     spendLimitPeriod: p.string().length(10).nullable(),
     lastUsedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
-    /** SECRET: an `a2a_` key; OAUTH: a consent given to an OAuth client (DESIGN §20), its tokens resolved to this row. */
+    /** SECRET: an `a2a_` key; OAUTH: a consent given to an OAuth client (docs/design/oauth.md), its tokens resolved to this row. */
     kind: p.string().length(10).default("SECRET"),
     /** OAUTH: the client's `client_name` (or its redirect host) and `client_id` as consented. */
     clientName: p.string().length(200).nullable(),

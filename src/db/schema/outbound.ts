@@ -6,7 +6,7 @@ import { Trigger } from "./triggers.js";
 
 /** The outbound delivery engine's deliveries and attempts (src/outbound). */
 
-/** What an outbound delivery carries (DESIGN §17): a job's completion callback, a trigger's test event, an A2A push, a job's input request (`job.input_required`). */
+/** What an outbound delivery carries (docs/guides/webhooks.md): a job's completion callback, a trigger's test event, an A2A push, a job's input request (`job.input_required`). */
 export const DELIVERY_KINDS = ["job_callback", "test_callback", "a2a_push", "job_input"] as const;
 export type DeliveryKind = (typeof DELIVERY_KINDS)[number];
 export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;

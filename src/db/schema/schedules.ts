@@ -9,7 +9,7 @@ export const SCHEDULE_OVERLAPS = ["skip", "buffer_one", "allow_all"] as const;
 export type ScheduleOverlap = (typeof SCHEDULE_OVERLAPS)[number];
 
 /**
- * A clock for an automation agent (DESIGN §18). This row is what the API lists and what a firing
+ * A clock for an automation agent (docs/guides/schedules.md). This row is what the API lists and what a firing
  * checks; the clock itself is the Temporal Schedule of the same id (src/schedules/clock.ts).
  * Exactly one of `cron` (5 fields) and `everySeconds` is set.
  */

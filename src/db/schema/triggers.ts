@@ -12,7 +12,7 @@ export const Trigger = defineEntity({
     description: p.text().nullable(),
     active: p.boolean().default(true),
     secretRequired: p.boolean().default(true),
-    /** Where a finished job's `job.done` / `job.failed` event is POSTed (DESIGN §17); null: no callback. */
+    /** Where a finished job's `job.done` / `job.failed` event is POSTed (docs/guides/webhooks.md); null: no callback. */
     callbackUrl: p.text().nullable(),
     createdAt: p.datetime().onCreate(now).defaultRaw("now()"),
     updatedAt: p.datetime().onCreate(now).onUpdate(now),
