@@ -11,13 +11,12 @@ import { JOB_STATUS, type JobStatusEvent } from "../jobs/store.js";
  *   estimate of the whole table (`pg_class.reltuples`, kept by autovacuum/ANALYZE), free to read.
  * - `jobs{status="input_required"}`: the runs waiting for an answer (ctx.ask), counted on the same
  *   refresh, in the same statement. They hold no run slot and may wait for days, so they are a
- *   branch of their own: `jobs_active_idx` does not cover them (PostgreSQL 18 can skip-scan
- *   `jobs_account_status_created_idx` for them instead).
+ *   branch of their own, through their own partial index `jobs_input_required_idx`.
  * - `job_status_events_total{status}`: transitions this instance heard on the `job_status`
  *   channel (every instance hears every transition, so aggregate across instances with `max`,
  *   not `sum`). done/failed totals come from here, as `rate()`/`increase()`.
  */
-const UNFINISHED_COUNT = `select status, count(*)::int as n from jobs where status in ('queued', 'running') group by status
+export const UNFINISHED_COUNT = `select status, count(*)::int as n from jobs where status in ('queued', 'running') group by status
   union all select 'input_required', count(*)::int from jobs where status = 'input_required'`;
 const TABLE_ESTIMATE = `select greatest(reltuples, 0)::float8 as n from pg_class where oid = 'jobs'::regclass`;
 

@@ -57,6 +57,8 @@ export const Job = defineEntity({
     { name: "jobs_account_status_created_idx", properties: ["account", "status", "createdAt", "id"] },
     // /metrics counts active jobs through this index: bounded by the work in flight, not by history.
     { name: "jobs_active_idx", properties: ["status"], where: "status in ('queued', 'running')" },
+    // ...and the runs waiting for a person's answer (they may wait for days: kept apart from the work in flight).
+    { name: "jobs_input_required_idx", properties: ["status"], where: "status = 'input_required'" },
     // jobEventsSince (a listener's reconnect) reads the jobs changed since a time: their last transition's time.
     { name: "jobs_changed_at_idx", expression: `create index "jobs_changed_at_idx" on "jobs" ((coalesce("finished_at", "started_at", "created_at")))` },
   ],
