@@ -11,6 +11,8 @@ export interface WaitForJobOptions {
   onStatus?: (event: JobStatusEvent) => void | Promise<void>;
   /** Stop waiting early (e.g. the client went away). */
   signal?: AbortSignal;
+  /** Also stop at this status (besides done and failed), e.g. input_required for a caller that can answer. */
+  stopAt?: JobStatusEvent["status"];
 }
 
 /**
@@ -37,7 +39,7 @@ export async function waitForJob(runtime: Runtime, accountId: string, jobId: str
       if (next === "stop" || next.done) return last;
       last = next.value;
       await options.onStatus?.(last);
-      if (isTerminal(last.status)) return last;
+      if (isTerminal(last.status) || last.status === options.stopAt) return last;
     }
   } finally {
     clearTimeout(timer);

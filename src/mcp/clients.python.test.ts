@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
+import { TWO_QUESTIONS_SCRIPT } from "../../test/helpers/ask.js";
 import { createAccount, gql } from "../../test/helpers/graphql.js";
 
 /**
@@ -43,12 +44,15 @@ describe("real Python client: the mcp SDK", () => {
     const key = async (agentId: string) => (await gql(app.url, adminToken, `mutation($a: ID!) { createApiKey(agentId: $a, name: "py") { key } }`, { a: agentId })).data!.createApiKey.key as string;
     const chatAgent = await agent("Py chat");
     const runAgent = await agent("Py runner", SCRIPT);
+    const askAgent = await agent("Py asker", TWO_QUESTIONS_SCRIPT);
     const other = await agent("Someone else");
     Object.assign(env, {
       CHAT_URL: `${app.url}/api/mcp/${chatAgent}`,
       CHAT_KEY: await key(chatAgent),
       RUN_URL: `${app.url}/api/mcp/${runAgent}`,
       RUN_KEY: await key(runAgent),
+      ASK_URL: `${app.url}/api/mcp/${askAgent}`,
+      ASK_KEY: await key(askAgent),
       FOREIGN_KEY: await key(other),
       ADMIN_TOKEN: adminToken,
     });
@@ -91,6 +95,15 @@ describe("real Python client: the mcp SDK", () => {
     expect(out.get_job).toMatchObject({ job_id: out.run.structured.job_id, status: "done", result: { sum: 6 } });
     expect(out.missing_job.is_error).toBe(true);
     expect(out.missing_job.text).toMatch(/^job_not_found: /);
+    if (protocol === "2026-07-28") {
+      // ctx.ask's questions reach the client's elicitation callback (2026-07-28 input requests), its answers resume the run.
+      expect(out.ask.is_error, JSON.stringify(out.ask)).toBeFalsy();
+      expect(out.ask.structured).toMatchObject({ status: "done", result: { ok: true, note: "from python", items: ["py"] } });
+      expect(out.ask.asked.map((a: { message: string }) => a.message)).toEqual(["Approve order 5?", "Which items?"]);
+    } else {
+      // The initialize era has no input requests: run reports the question's status, answered elsewhere.
+      expect(out.ask.structured).toMatchObject({ status: "input_required" });
+    }
 
     for (const refused of [out.no_key, out.foreign_key, out.admin_token, out.unknown_key]) {
       expect(refused.error).not.toBeNull();

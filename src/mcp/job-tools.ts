@@ -4,6 +4,7 @@ import { consumeRateLimit } from "../chat/rate-limit.js";
 import { waitForJob } from "../jobs/wait.js";
 import type { KeyPrincipal } from "../keys/auth.js";
 import type { Runtime } from "../runtime/runtime.js";
+import { inputRequired, openQuestion, resumeRound } from "./ask-round.js";
 import { agentJob, jobResult } from "./job-result.js";
 import { taskHandle } from "./task-shape.js";
 import { toolErrorFrom } from "./tool-result.js";
@@ -13,7 +14,9 @@ import { defineTool, type ToolSpec } from "./tool-spec.js";
  * `run` and `get_job` on an automation agent. `run` starts a job through the one ingest path
  * (startAgentJob: the webhook's group commit and dispatcher; jobs.source = mcp) and follows it on
  * the job event bus, so any API instance can wait for a job any worker runs. Each call counts once
- * in the key's rate-limit window, as a chat request does.
+ * in the key's rate-limit window, as a chat request does. On 2026-07-28, a client that declared
+ * form elicitation is asked the job's questions (ctx.ask) and answers them by retrying the call
+ * (ask-round.ts).
  */
 
 export const DEFAULT_WAIT_SECONDS = 60;
@@ -39,6 +42,16 @@ const GET_JOB_INPUT = { job_id: z.string().min(1).max(255).describe("The job_id 
 
 export function jobTools(runtime: Runtime, agentName: string): ToolSpec[] {
   const countRequest = (principal: KeyPrincipal) => consumeRateLimit(runtime.pool, principal.keyId, principal.rateLimitPerMinute);
+  const startRun = async (principal: KeyPrincipal, payloadText: string, idempotencyKey: string | undefined) => {
+    const started = await startAgentJob(runtime, {
+      accountId: principal.agent.accountId,
+      agentId: principal.agent.id,
+      source: "mcp",
+      payloadText,
+      idempotencyKey: idempotencyKey ?? null,
+    });
+    return started.jobId;
+  };
 
   const run = defineTool({
     name: "run",
@@ -50,29 +63,33 @@ export function jobTools(runtime: Runtime, agentName: string): ToolSpec[] {
     input: RUN_INPUT,
     output: jobOutput,
     annotations: { title: `Run ${agentName}`, readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-    call: async ({ input, wait_seconds, idempotency_key }, { principal, signal, progress, tasks }) => {
+    call: async ({ input, wait_seconds, idempotency_key }, { principal, signal, progress, tasks, rounds }) => {
       try {
-        const payloadText = jobPayloadText(input, "input");
+        // A retry that carries the answer to the question this call asked (ask-round.ts), or a new run.
+        const retry = rounds?.requestState ? { ...rounds, requestState: rounds.requestState } : undefined;
+        const payloadText = retry ? undefined : jobPayloadText(input, "input");
         await countRequest(principal);
-        const started = await startAgentJob(runtime, {
-          accountId: principal.agent.accountId,
-          agentId: principal.agent.id,
-          source: "mcp",
-          payloadText,
-          idempotencyKey: idempotency_key ?? null,
-        });
+        const round = retry ? await resumeRound(runtime, principal, retry) : undefined;
+        if (round?.kind === "ask") return round.ask;
+        if (round?.kind === "declined") return jobResult(round.job);
+        const jobId = round?.kind === "wait" ? round.jobId : await startRun(principal, payloadText ?? jobPayloadText(input, "input"), idempotency_key);
+        // A client that can be asked stops waiting at a question; one that cannot waits on (the job waits for another channel).
+        const asks = Boolean(rounds?.elicits && !tasks);
         let sent = 0;
-        await waitForJob(runtime, principal.agent.accountId, started.jobId, {
+        await waitForJob(runtime, principal.agent.accountId, jobId, {
           until: new Date(Date.now() + (wait_seconds ?? DEFAULT_WAIT_SECONDS) * 1000),
           signal,
+          ...(asks ? { stopAt: "input_required" as const } : {}),
           onStatus: async (event) => {
             if (progress) await progress(++sent, event.status).catch(() => {});
           },
         });
         // The row has the result (and may be further along than the last event seen).
-        const job = await agentJob(runtime, principal, started.jobId);
+        const job = await agentJob(runtime, principal, jobId);
         // Not done in time, and the client takes Tasks: the job as a task (tasks.ts answers for it).
         if (tasks && (job.status === "queued" || job.status === "running" || job.status === "input_required")) return taskHandle(job);
+        const question = asks ? await openQuestion(runtime, job) : undefined;
+        if (question) return inputRequired(question, job.id);
         return jobResult(job);
       } catch (err) {
         return toolErrorFrom(err, runtime.log);

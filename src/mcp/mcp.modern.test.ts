@@ -5,6 +5,7 @@ import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { startFakeUpstream, type FakeUpstream } from "../../test/helpers/fake-upstreams.js";
 import { createAccount } from "../../test/helpers/graphql.js";
 import { createAgent, gql } from "../../test/helpers/webhooks.js";
+import { TWO_QUESTIONS_SCRIPT } from "../../test/helpers/ask.js";
 
 /**
  * MCP 2026-07-28 (server/discover, the per-request `_meta` envelope, Mcp-Method/Mcp-Name, list
@@ -15,12 +16,6 @@ import { createAgent, gql } from "../../test/helpers/webhooks.js";
 const SCRIPT = `export default async function run(input, ctx) {
   if (input.spin) { const end = Date.now() + input.spin; while (Date.now() < end) {} }
   return { doubled: input.n * 2 };
-}`;
-/** Two questions: one a flat form, one a schema no form can draw (offered as JSON text). */
-const ASKING = `export default async function run(input, ctx) {
-  const a = await ctx.ask({ prompt: "Approve order " + input.n + "?", schema: { type: "object", properties: { ok: { type: "boolean" }, note: { type: "string" } }, required: ["ok"] } });
-  const b = await ctx.ask({ prompt: "Which items?", schema: { type: "object", properties: { items: { type: "array", items: { type: "string" }, minItems: 1 } }, required: ["items"] } });
-  return { ok: a.ok, note: a.note ?? null, items: b.items };
 }`;
 const MODERN = "2026-07-28";
 const TASKS = "io.modelcontextprotocol/tasks";
@@ -104,7 +99,7 @@ describe("MCP 2026-07-28 (official TypeScript SDK v2 client) and the Tasks exten
     chatAgent = await createAgent(app.url, admin, { name: "Modern chat" });
     runAgent = await createAgent(app.url, admin, { name: "Modern doubler", script: SCRIPT });
     otherRunAgent = await createAgent(app.url, admin, { name: "Other doubler", script: SCRIPT });
-    askAgent = await createAgent(app.url, admin, { name: "Modern asker", script: ASKING });
+    askAgent = await createAgent(app.url, admin, { name: "Modern asker", script: TWO_QUESTIONS_SCRIPT });
     [chatKey, runKey, otherRunKey, askKey] = [await key(chatAgent), await key(runAgent), await key(otherRunAgent), await key(askAgent)];
   });
   afterAll(async () => {
@@ -330,5 +325,35 @@ describe("MCP 2026-07-28 (official TypeScript SDK v2 client) and the Tasks exten
     const late = await update({ [inputId!]: { action: "accept", content: { ok: true } } });
     expect(late.body.error?.code, JSON.stringify(late.body)).toBe(-32602);
     await raw(askKey, askAgent, "tasks/cancel", { taskId }, ext);
+  });
+
+  it("a client waiting in run is asked each question by elicitation (2026-07-28 input requests) and answers through its handler; an invalid answer is asked again", async () => {
+    const client = new Client({ name: "mcp-modern-elicit", version: "1.0.0" }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: "auto" } });
+    const asked: { message: string; requestedSchema: unknown }[] = [];
+    client.setRequestHandler("elicitation/create", async (request) => {
+      const params = request.params as { message: string; requestedSchema: unknown };
+      asked.push({ message: params.message, requestedSchema: params.requestedSchema });
+      // The first answer breaks the schema (no `ok`): the server asks again with the reason.
+      const accept = (content: Record<string, string | boolean>) => ({ action: "accept" as const, content });
+      if (asked.length === 1) return accept({ note: "forgot ok" });
+      if (asked.length === 2) return accept({ ok: true });
+      return accept({ answer: '{"items":["x"]}' });
+    });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url(askAgent)), { requestInit: { headers: { Authorization: `Bearer ${askKey}` } } }));
+    open.push(client);
+    expect(client.getNegotiatedProtocolVersion()).toBe(MODERN);
+    const res = (await client.callTool({ name: "run", arguments: { input: { n: 11 }, wait_seconds: 120 } }, { timeout: 150_000 })) as CallToolResult;
+    expect(res.isError, text(res)).toBeFalsy();
+    expect(res.structuredContent).toMatchObject({ status: "done", result: { ok: true, note: null, items: ["x"] } });
+    expect(asked.map((a) => a.message.split("\n").at(-1))).toEqual(["Approve order 11?", "Approve order 11?", "Which items?"]);
+    expect(asked[1]!.message).toMatch(/^The answer is not valid: .*ok/);
+    expect(asked[0]!.requestedSchema).toMatchObject({ properties: { ok: { type: "boolean" } } });
+
+    // A client that cannot be asked (no elicitation capability) waits as before: the job waits for another channel.
+    const plain = await connect(askKey, askAgent);
+    const waiting = (await plain.callTool({ name: "run", arguments: { input: { n: 12 }, wait_seconds: 3 } })) as CallToolResult;
+    expect(waiting.structuredContent).toMatchObject({ status: "input_required" });
+    const jobId = (waiting.structuredContent as { job_id: string }).job_id;
+    await gql(app.url, admin, `mutation($j: ID!) { cancelJob(id: $j) { id } }`, { j: jobId }).catch(() => {});
   });
 });

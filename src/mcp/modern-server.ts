@@ -5,7 +5,7 @@ import { modernToolCall } from "./modern-call.js";
 import { agentTools, serverIdentity, type AgentProfile } from "./server.js";
 import { TASKS_EXTENSION } from "./task-shape.js";
 import { serveTasks } from "./tasks.js";
-import { isTaskHandle, objectSchema } from "./tool-spec.js";
+import { isDeferred, objectSchema } from "./tool-spec.js";
 
 /**
  * The MCP server of an agent profile for the 2026-07-28 revision, on the TypeScript SDK v2
@@ -40,7 +40,7 @@ export function modernAgentServer(runtime: Runtime, profile: AgentProfile): McpS
     const { name, title, description, annotations } = spec;
     server.registerTool(name, { title, description, inputSchema: objectSchema(spec.input), outputSchema: objectSchema(spec.output), annotations }, async (args, ctx) => {
       const result = await spec.call(args, modernToolCall(ctx, false));
-      if (isTaskHandle(result)) throw new Error("a task answer without the Tasks extension");
+      if (isDeferred(result)) throw new Error("a task or input request answer on a chat agent's server");
       return result;
     });
   }

@@ -6,7 +6,7 @@ import { callerOf } from "./auth.js";
 import { chatTool } from "./chat-tool.js";
 import { jobTools } from "./job-tools.js";
 import { JsonResponseTransport } from "./json-transport.js";
-import { isTaskHandle, type ToolCall, type ToolSpec } from "./tool-spec.js";
+import { isDeferred, type ToolCall, type ToolSpec } from "./tool-spec.js";
 
 /** What the MCP server of an agent is named after and which tools it offers. */
 export interface AgentProfile {
@@ -62,8 +62,8 @@ function agentMcpServer(runtime: Runtime, profile: AgentProfile): McpServer {
       const call: ToolCall = { principal: callerOf(extra), signal: extra.signal };
       if (token !== undefined) call.progress = (progress, message) => extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress, message } });
       const result = await spec.call(args, call);
-      // Never a task here: this era has no Tasks extension, so `tasks` is never set.
-      if (isTaskHandle(result)) throw new Error("a task answer in the initialize era");
+      // Never a task or an input request here: this era has neither, so `tasks` and `rounds` are never set.
+      if (isDeferred(result)) throw new Error("a task or input request answer in the initialize era");
       return result;
     });
   }

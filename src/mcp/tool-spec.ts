@@ -19,7 +19,29 @@ export interface ToolCall {
   progress?: (progress: number, message: string) => Promise<void>;
   /** The request declared the Tasks extension (2026-07-28 only): a `run` not done in time may answer as a task. */
   tasks?: boolean;
+  /** 2026-07-28 only: what the request carries for a multi-round-trip ask (ask-round.ts). */
+  rounds?: InputRounds;
 }
+
+/** A 2026-07-28 request's multi-round-trip material: whether the client can be asked, and its answers. */
+export interface InputRounds {
+  /** The client declared form elicitation in its per-request capabilities. */
+  elicits: boolean;
+  /** A retry's answers, keyed by the ids of the input requests (untrusted, as sent). */
+  responses?: Record<string, unknown>;
+  /** A retry's echo of the state the server minted (untrusted: a job id, checked against the caller). */
+  requestState?: string;
+}
+
+/** A 2026-07-28 InputRequiredResult: the client fulfils the input requests and retries the call. */
+export interface InputRequired {
+  [key: string]: unknown;
+  resultType: "input_required";
+  inputRequests: Record<string, unknown>;
+  requestState: string;
+}
+
+export type ToolAnswer = ToolResult | TaskHandle | InputRequired;
 
 export interface ToolAnnotations {
   title: string;
@@ -37,17 +59,21 @@ export interface ToolSpec {
   output: z.ZodRawShape;
   annotations: ToolAnnotations;
   /** The arguments arrive validated against `input` (by the SDK, or by tasks.ts). */
-  call: (args: Record<string, unknown>, call: ToolCall) => Promise<ToolResult | TaskHandle>;
+  call: (args: Record<string, unknown>, call: ToolCall) => Promise<ToolAnswer>;
 }
 
 /** A spec whose handler sees its arguments typed from its input schema. */
 export function defineTool<S extends z.ZodRawShape>(
-  spec: Omit<ToolSpec, "input" | "call"> & { input: S; call: (args: z.infer<z.ZodObject<S>>, call: ToolCall) => Promise<ToolResult | TaskHandle> },
+  spec: Omit<ToolSpec, "input" | "call"> & { input: S; call: (args: z.infer<z.ZodObject<S>>, call: ToolCall) => Promise<ToolAnswer> },
 ): ToolSpec {
   return spec as unknown as ToolSpec;
 }
 
-export const isTaskHandle = (r: ToolResult | TaskHandle): r is TaskHandle => (r as TaskHandle).resultType === "task";
+/** A task handle or an input request: answers only a 2026-07-28 request that allows them gets. */
+export const isDeferred = (r: ToolAnswer): r is TaskHandle | InputRequired => {
+  const type = (r as { resultType?: unknown }).resultType;
+  return type === "task" || type === "input_required";
+};
 
 /**
  * One `z.object` per shape for the life of the process: the 2026-07-28 era builds a server per

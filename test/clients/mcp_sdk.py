@@ -2,11 +2,12 @@
 the mode MCP_MODE names: "auto" (the default: it probes `server/discover` and takes 2026-07-28
 when the server serves it) or "legacy" (the initialize handshake). CHAT_URL/CHAT_KEY: a chat
 agent; RUN_URL/RUN_KEY (optional): an automation agent; FOREIGN_KEY: a key of another agent;
-ADMIN_TOKEN: the account's admin token. Prints one JSON line."""
+ADMIN_TOKEN: the account's admin token; ASK_URL/ASK_KEY (optional, 2026-07-28 only): an agent whose
+script asks (ctx.ask), answered through the client's elicitation callback. Prints one JSON line."""
 import asyncio, json, os
 
 import httpx2
-from mcp import Client
+from mcp import Client, types
 from mcp.client.streamable_http import streamable_http_client
 
 
@@ -21,9 +22,9 @@ def http(key, statuses=None):
 MODE = os.environ.get("MCP_MODE")
 
 
-def connect(url, client):
+def connect(url, client, **options):
     # No mode argument at all for "auto": what a client written without one gets.
-    return Client(streamable_http_client(url, http_client=client), **({"mode": MODE} if MODE else {}))
+    return Client(streamable_http_client(url, http_client=client), **({"mode": MODE} if MODE else {}), **options)
 
 
 def text(result):
@@ -78,6 +79,21 @@ async def main():
             out["get_job"] = job.structured_content
             missing = await c.call_tool("get_job", {"job_id": "job_unknown"})
             out["missing_job"] = {"is_error": missing.is_error, "text": text(missing)}
+
+    ask_url, ask_key = os.environ.get("ASK_URL"), os.environ.get("ASK_KEY")
+    if ask_url:
+        asked = []
+
+        async def answer(context, params):
+            asked.append({"message": params.message, "schema": params.requested_schema})
+            if params.message.startswith("Approve"):
+                return types.ElicitResult(action="accept", content={"ok": True, "note": "from python"})
+            return types.ElicitResult(action="accept", content={"answer": json.dumps({"items": ["py"]})})
+
+        async with http(ask_key) as client, connect(ask_url, client, elicitation_callback=answer) as c:
+            # The initialize era cannot ask: there run only reports the question's status, soon.
+            done = await c.call_tool("run", {"input": {"n": 5}, "wait_seconds": 3 if MODE == "legacy" else 120})
+            out["ask"] = {"is_error": done.is_error, "structured": done.structured_content, "asked": asked}
 
     out["no_key"] = await refused(chat_url, None)
     out["foreign_key"] = await refused(chat_url, os.environ["FOREIGN_KEY"])

@@ -2,6 +2,16 @@ import { gql } from "./webhooks.js";
 
 /** Test helpers for runs that ask (ctx.ask, src/input-requests/). */
 
+/**
+ * A script that asks twice: a flat form (`ok`, `note`) offered to MCP clients as it is, then an
+ * array (`items`) no form can draw, offered as one JSON text field.
+ */
+export const TWO_QUESTIONS_SCRIPT = `export default async function run(input, ctx) {
+  const a = await ctx.ask({ prompt: "Approve order " + input.n + "?", schema: { type: "object", properties: { ok: { type: "boolean" }, note: { type: "string" } }, required: ["ok"] } });
+  const b = await ctx.ask({ prompt: "Which items?", schema: { type: "object", properties: { items: { type: "array", items: { type: "string" }, minItems: 1 } }, required: ["items"] } });
+  return { ok: a.ok, note: a.note ?? null, items: b.items };
+}`;
+
 export const JOB_Q = `query($id: ID!) { job(id: $id) { id status result error inputRequest { id prompt schema expiresAt } } }`;
 
 export async function jobOf(url: string, token: string, id: string): Promise<any> {
