@@ -60,11 +60,21 @@ interface Slot {
   worker: Worker;
   busy: boolean;
   task?: Task & { id: number; timer?: NodeJS.Timeout };
+  /** Set while the thread waits for work: retires it when it fires. */
+  idle?: NodeJS.Timeout;
 }
 
 const threadUrl = new URL(import.meta.url.endsWith(".ts") ? "./thread.ts" : "./thread.js", import.meta.url);
 /** Grace on top of the script deadline before the thread is killed from outside. */
 const KILL_GRACE_MS = 1000;
+/**
+ * A thread that had no work for this long is ended; the next run starts a fresh one (a thread and
+ * its QuickJS module: tens of ms). An idle thread holds about 24 MB, and up to its last run's
+ * SCRIPT_MEMORY_MB more: each run's WebAssembly memory is freed only when the thread's own heap is
+ * collected, which an idle thread never does (docs/capacity.md, "Memory"). A minute keeps threads
+ * warm through any steady stream of runs.
+ */
+export const SANDBOX_IDLE_RETIRE_MS = 60_000;
 
 export class SandboxPool {
   private readonly slots: Slot[] = [];
@@ -72,7 +82,10 @@ export class SandboxPool {
   private nextId = 1;
   private closed = false;
 
-  constructor(private readonly size: number) {}
+  constructor(
+    private readonly size: number,
+    private readonly idleRetireMs = SANDBOX_IDLE_RETIRE_MS,
+  ) {}
 
   run(opts: RunOptions): Promise<unknown> {
     // Host calls answer the thread's messages; bound here they run in the caller's async context
@@ -111,6 +124,7 @@ export class SandboxPool {
       if (!slot) return;
       const task = this.queue.shift()!;
       const id = this.nextId++;
+      clearTimeout(slot.idle);
       slot.busy = true;
       slot.task = { ...task, id };
       if (task.type === "run") {
@@ -161,6 +175,10 @@ export class SandboxPool {
     if (outcome.ok) task.resolve(outcome.value);
     else task.reject(outcome.error);
     this.pump();
+    if (!slot.busy && this.slots.includes(slot)) {
+      clearTimeout(slot.idle);
+      slot.idle = setTimeout(() => !slot.busy && this.kill(slot), this.idleRetireMs).unref();
+    }
   }
 
   /** Whatever a thread sends, a failure to handle it fails that thread's task, never the process. */
@@ -221,6 +239,7 @@ export class SandboxPool {
   }
 
   private remove(slot: Slot): void {
+    clearTimeout(slot.idle);
     const i = this.slots.indexOf(slot);
     if (i >= 0) this.slots.splice(i, 1);
   }
