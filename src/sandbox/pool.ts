@@ -106,8 +106,10 @@ export class SandboxPool {
   }
 
   private spawn(): Slot {
-    // Plain worker: no env, no inherited loader flags it does not need.
-    const worker = new Worker(threadUrl, { env: {}, stdout: false, stderr: false });
+    // Plain worker: no env, and no inherited flags: thread.ts imports only packages, so run from the
+    // source (npm start) Node strips its types itself. With the TypeScript loader npm start runs
+    // under, each thread would load its own compiler: ~110 MB a thread instead of ~24 (docs/capacity.md).
+    const worker = new Worker(threadUrl, { env: {}, execArgv: [], stdout: false, stderr: false });
     const slot: Slot = { worker, busy: false };
     worker.unref();
     worker.on("message", (msg) => this.onMessage(slot, msg));
