@@ -1,14 +1,16 @@
 import "reflect-metadata";
 import { execSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadAutocannon } from "./lib/node-peers.js";
 import { commandLine, firstLine, loadNow, main, provenance, say, sleep, startProcess, waitForHttp, writeSection } from "./lib/harness.js";
 import { startRunBackends } from "./lib/run-backends.js";
+import type { BenchPostgres } from "./lib/postgres.js";
 import { buildServer, commitOf, createTenant, graphql, GATEWAY_LOG_LEVEL, migrateWithDist, OPERATOR_TOKEN, SECRET_ENCRYPTION_KEY, startDevLauncher, startServe } from "./lib/gateway.js";
 import { descendantWith, importCosts, sample, sampler, type MemSample } from "./lib/memory-sample.js";
 import { freePort } from "../src/dev/free-port.js";
+import { SANDBOX_IDLE_RETIRE_MS } from "../src/sandbox/pool.js";
 
 const autocannon = await loadAutocannon();
 
@@ -23,7 +25,8 @@ const autocannon = await loadAutocannon();
  * WORKER_METRICS_PORT). Phases: started (idle BENCH_IDLE s after readiness, no request yet); under
  * BENCH_DURATION s of autocannon at BENCH_CONNECTIONS on chat completions (zero-think-time mock
  * upstream, provider_b path; the highest RSS sampled every 500 ms); BENCH_RUNS webhook runs of a
- * trivial script (BENCH_RUN_LANES in flight; highest RSS); BENCH_IDLE s after the load.
+ * trivial script (BENCH_RUN_LANES in flight; highest RSS); BENCH_IDLE s after the load, and again
+ * once the sandbox threads have been idle past SANDBOX_IDLE_RETIRE_MS.
  * Env: BENCH_DURATION (30), BENCH_CONNECTIONS (50), BENCH_RUNS (200), BENCH_RUN_LANES (3), BENCH_IDLE (30),
  * BENCH_BASELINE=<git rev> (also serve + worker of that revision, built from `git archive`, first), BENCH_DEV=0 (skip npm start), BENCH_SERVE_ENV / BENCH_WORKER_ENV (JSON, extra environment for one
  * process: a knob's effect), BENCH_SECTION (heading suffix), BENCH_WRITE=0, BENCH_SKIP_BUILD=1.
@@ -61,6 +64,8 @@ await main(async () => {
   const dir = mkdtempSync(join(tmpdir(), "agw-bench-memory-"));
   try {
     buildServer(root);
+    // npm start would otherwise build the web console in its own process (Vite) and be measured with it.
+    if (WITH_DEV && !existsSync(join(root, "dist/web/index.html"))) execSync("npm run -s build:web", { cwd: root, stdio: "inherit" });
     const { line } = await firstLine((onStdout) => startProcess("mock", process.execPath, ["--import", "@swc-node/register/esm-register", "bench/chat-mock.ts"], { onStdout }));
     const mockOrigin = `http://127.0.0.1:${line}`;
     say("starting PostgreSQL (durable settings) and a Temporal dev server");
@@ -68,37 +73,27 @@ await main(async () => {
     try {
       const upstream = { PROVIDER_A_API_KEY: "sk-mock", PROVIDER_A_BASE_URL: mockOrigin, PROVIDER_B_API_KEY: "sk-mock", PROVIDER_B_BASE_URL: mockOrigin };
       const rows: PhaseRow[][] = [];
+      let baseRoot: string | undefined;
+      let baseLabel = "";
       if (BASELINE) {
         // The build before the change, measured first on the same servers (its own database and queue).
-        const baseRoot = join(dir, "baseline");
+        baseRoot = join(dir, "baseline");
         mkdirSync(baseRoot);
         execSync(`git archive ${BASELINE} | tar -x -C ${baseRoot}`, { cwd: root });
         symlinkSync(join(root, "node_modules"), join(baseRoot, "node_modules"));
         buildServer(baseRoot);
+        // npm start builds a missing web console in its own process first (Vite): both launchers get the built one.
+        if (existsSync(join(root, "dist/web"))) cpSync(join(root, "dist/web"), join(baseRoot, "dist/web"), { recursive: true });
         await pgServer.createDatabase("base");
         migrateWithDist(baseRoot, pgServer.url("base"));
-        const label = execSync(`git rev-parse --short ${BASELINE}`, { cwd: root, encoding: "utf8" }).trim();
-        rows.push(await serveAndWorker(baseRoot, label, { DATABASE_URL: pgServer.url("base"), TEMPORAL_ADDRESS: temporal.address, TEMPORAL_TASK_QUEUE: "bench-memory-base", ...upstream }, pgServer.url("base")));
+        baseLabel = execSync(`git rev-parse --short ${BASELINE}`, { cwd: root, encoding: "utf8" }).trim();
+        rows.push(await serveAndWorker(baseRoot, baseLabel, { DATABASE_URL: pgServer.url("base"), TEMPORAL_ADDRESS: temporal.address, TEMPORAL_TASK_QUEUE: "bench-memory-base", ...upstream }, pgServer.url("base")));
       }
       const commit = commitOf(root);
       rows.push(await serveAndWorker(root, commit, { DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_TASK_QUEUE: "bench-memory", ...upstream }, databaseUrl));
 
-      let devRows: PhaseRow[] = [];
-      if (WITH_DEV) {
-        say("npm start (API and worker in one process), on its own database and task queue");
-        await pgServer.createDatabase("dev");
-        const dev = await startDevLauncher("npm start", root, join(dir, "dev-data"), { ...upstream, DATABASE_URL: pgServer.url("dev"), TEMPORAL_ADDRESS: temporal.address, TEMPORAL_TASK_QUEUE: "bench-memory-dev" });
-        const pid = descendantWith(dev.pid, "src/dev/start.ts");
-        if (!pid) throw new Error("could not find the npm start node process");
-        const { default: pg } = await import("pg");
-        const devPool = new pg.Pool({ connectionString: pgServer.url("dev"), max: 2 });
-        try {
-          devRows = await phases([{ name: "npm start", pid, metricsUrl: `${dev.url}/metrics` }], dev.url, devPool, "bench-memory-dev");
-        } finally {
-          await devPool.end();
-          await dev.proc.stop();
-        }
-      }
+      const devRows: PhaseRow[][] = [];
+      if (WITH_DEV) for (const [devRoot, label] of [...(baseRoot ? [[baseRoot, baseLabel] as const] : []), [root, commit] as const]) devRows.push(await devLauncher(devRoot, label, upstream, pgServer, temporal.address, join(dir, `dev-${label}`)));
 
       say("import costs, layer by layer");
       const serveChain = importCosts(root, ["dist/src/runtime/runtime.js", "dist/src/app/api.js"]);
@@ -113,6 +108,25 @@ await main(async () => {
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+/** `npm start` of the checkout at `root` (API and worker in one process) through the phases, on its own database and task queue. */
+async function devLauncher(root: string, label: string, upstream: Record<string, string>, pgServer: BenchPostgres, temporalAddress: string, dataDir: string): Promise<PhaseRow[]> {
+  say(`npm start of ${label}`);
+  const db = `dev_${label.replace(/\W/g, "_")}`;
+  await pgServer.createDatabase(db);
+  const queue = `bench-memory-${db}`;
+  const dev = await startDevLauncher(`npm start ${label}`, root, dataDir, { ...upstream, DATABASE_URL: pgServer.url(db), TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_TASK_QUEUE: queue });
+  const { default: pg } = await import("pg");
+  const pool = new pg.Pool({ connectionString: pgServer.url(db), max: 2 });
+  try {
+    const pid = descendantWith(dev.pid, "src/dev/start.ts");
+    if (!pid) throw new Error("could not find the npm start node process");
+    return await phases([{ name: `npm start (${label})`, pid, metricsUrl: `${dev.url}/metrics` }], dev.url, pool, queue);
+  } finally {
+    await pool.end();
+    await dev.proc.stop();
+  }
+}
 
 /** `npm run serve` and `npm run worker` of the build at `root`, each its own process, through the phases; then stopped. */
 async function serveAndWorker(root: string, label: string, env: Record<string, string>, databaseUrl: string): Promise<PhaseRow[]> {
@@ -203,10 +217,14 @@ async function phases(watched: Watched[], url: string, pool: import("pg").Pool, 
 
   await sleep(IDLE_MS);
   rows.push({ phase: `${IDLE_MS / 1000} s after the load`, mem: await snap() });
+  // Past the sandbox threads' idle time (SANDBOX_IDLE_RETIRE_MS, a minute) since the last run.
+  const retired = Math.max(0, SANDBOX_IDLE_RETIRE_MS + 15_000 - IDLE_MS);
+  await sleep(retired);
+  rows.push({ phase: `${(IDLE_MS + retired) / 1000} s after the load (sandbox threads idle past their minute)`, mem: await snap() });
   return rows;
 }
 
-function write(r: { rows: PhaseRow[][]; devRows: PhaseRow[]; serveChain: ReturnType<typeof importCosts>; workerChain: ReturnType<typeof importCosts>; loadAtStart: string[]; commit: string }): void {
+function write(r: { rows: PhaseRow[][]; devRows: PhaseRow[][]; serveChain: ReturnType<typeof importCosts>; workerChain: ReturnType<typeof importCosts>; loadAtStart: string[]; commit: string }): void {
   const table = (rows: PhaseRow[]) => {
     const names = [...rows[0]!.mem.keys()];
     const out = ["| process | phase | RSS MB | anonymous | file-backed | peak RSS (VmHWM) | V8 heap used / total | external | threads | |", "|---|---|---|---|---|---|---|---|---|---|"];
@@ -238,10 +256,10 @@ function write(r: { rows: PhaseRow[][]; devRows: PhaseRow[]; serveChain: ReturnT
       "RSS and its anonymous / file-backed parts and the peak from /proc/<pid>/status; the V8 heap is the main thread's (prom-client's default metrics): sandbox threads and the workflow thread are in RSS only. MB = 2^20 bytes.",
       "",
       ...r.rows.flatMap((rows) => [table(rows), ""]),
-      ...(r.devRows.length ? [table(r.devRows), ""] : []),
+      ...r.devRows.flatMap((rows) => [table(rows), ""]),
       "V8 heap spaces:",
       ...r.rows.map(spaces),
-      ...(r.devRows.length ? [spaces(r.devRows)] : []),
+      ...r.devRows.map(spaces),
       "",
       "What loading the code costs (a fresh `node`, each import on top of the previous ones, after a full GC):",
       `- serve: ${chain(r.serveChain)}`,
