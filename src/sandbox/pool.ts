@@ -62,6 +62,8 @@ interface Slot {
   task?: Task & { id: number; timer?: NodeJS.Timeout };
   /** Set while the thread waits for work: retires it when it fires. */
   idle?: NodeJS.Timeout;
+  /** Runs this thread has finished (it is replaced after RUNS_PER_THREAD). */
+  runs: number;
 }
 
 const threadUrl = new URL(import.meta.url.endsWith(".ts") ? "./thread.ts" : "./thread.js", import.meta.url);
@@ -75,6 +77,14 @@ const KILL_GRACE_MS = 1000;
  * warm through any steady stream of runs.
  */
 export const SANDBOX_IDLE_RETIRE_MS = 60_000;
+/**
+ * A thread is replaced after this many runs. Each run instantiates a fresh QuickJS module (its own
+ * WebAssembly memory, so no run sees another's data), and a thread's resident memory grows by about
+ * 0.3 MB a run that its own garbage collection does not return (measured: 1,500 trivial runs on 3
+ * threads, +500 MB; docs/capacity.md, "Memory"). 100 runs bound that to ~30 MB a thread, for one
+ * thread start (tens of ms) per 100 runs.
+ */
+export const RUNS_PER_THREAD = 100;
 
 export class SandboxPool {
   private readonly slots: Slot[] = [];
@@ -82,9 +92,12 @@ export class SandboxPool {
   private nextId = 1;
   private closed = false;
 
+  private spawned = 0;
+
   constructor(
     private readonly size: number,
     private readonly idleRetireMs = SANDBOX_IDLE_RETIRE_MS,
+    private readonly runsPerThread = RUNS_PER_THREAD,
   ) {}
 
   run(opts: RunOptions): Promise<unknown> {
@@ -110,7 +123,8 @@ export class SandboxPool {
     // source (npm start) Node strips its types itself. With the TypeScript loader npm start runs
     // under, each thread would load its own compiler: ~110 MB a thread instead of ~24 (docs/capacity.md).
     const worker = new Worker(threadUrl, { env: {}, execArgv: [], stdout: false, stderr: false });
-    const slot: Slot = { worker, busy: false };
+    const slot: Slot = { worker, busy: false, runs: 0 };
+    this.spawned++;
     worker.unref();
     worker.on("message", (msg) => this.onMessage(slot, msg));
     worker.on("error", (err) => this.onExit(slot, `sandbox thread failed: ${err.message}`));
@@ -174,10 +188,14 @@ export class SandboxPool {
     clearTimeout(task.timer);
     slot.task = undefined;
     slot.busy = false;
+    // Out of the pool before the queue is pumped, so the next task goes to another thread.
+    const worn = task.type === "run" && ++slot.runs >= this.runsPerThread && this.slots.includes(slot);
+    if (worn) this.remove(slot);
     if (outcome.ok) task.resolve(outcome.value);
     else task.reject(outcome.error);
     this.pump();
-    if (!slot.busy && this.slots.includes(slot)) {
+    if (worn) slot.worker.terminate().catch(() => {});
+    else if (!slot.busy && this.slots.includes(slot)) {
       clearTimeout(slot.idle);
       slot.idle = setTimeout(() => !slot.busy && this.kill(slot), this.idleRetireMs).unref();
     }
@@ -253,9 +271,9 @@ export class SandboxPool {
     if (!this.closed) this.pump();
   }
 
-  /** For the worker's /metrics. */
-  stats(): { size: number; started: number; busy: number; queued: number } {
-    return { size: this.size, started: this.slots.length, busy: this.slots.filter((s) => s.busy).length, queued: this.queue.length };
+  /** For the worker's /metrics; `spawned`: threads started since the pool was made (replacements included). */
+  stats(): { size: number; started: number; busy: number; queued: number; spawned: number } {
+    return { size: this.size, started: this.slots.length, busy: this.slots.filter((s) => s.busy).length, queued: this.queue.length, spawned: this.spawned };
   }
 
   async close(): Promise<void> {
