@@ -71,7 +71,7 @@ const threadUrl = new URL(import.meta.url.endsWith(".ts") ? "./thread.ts" : "./t
 const KILL_GRACE_MS = 1000;
 /**
  * A thread that had no work for this long is ended; the next run starts a fresh one (a thread and
- * its QuickJS module: tens of ms). An idle thread holds about 24 MB, and up to its last run's
+ * its QuickJS module: 0.35–0.5 s measured on the shared 2-core machine). An idle thread holds about 24 MB, and up to its last run's
  * SCRIPT_MEMORY_MB more: each run's WebAssembly memory is freed only when the thread's own heap is
  * collected, which an idle thread never does (docs/capacity.md, "Memory"). A minute keeps threads
  * warm through any steady stream of runs.
@@ -81,8 +81,8 @@ export const SANDBOX_IDLE_RETIRE_MS = 60_000;
  * A thread is replaced after this many runs. Each run instantiates a fresh QuickJS module (its own
  * WebAssembly memory, so no run sees another's data), and a thread's resident memory grows by about
  * 0.3 MB a run that its own garbage collection does not return (measured: 1,500 trivial runs on 3
- * threads, +500 MB; docs/capacity.md, "Memory"). 100 runs bound that to ~30 MB a thread, for one
- * thread start (tens of ms) per 100 runs.
+ * threads, +500 MB; docs/capacity.md, "Memory"). 100 runs bound that, for one thread start per
+ * 100 runs, made ahead of the run that needs it.
  */
 export const RUNS_PER_THREAD = 100;
 
@@ -194,11 +194,19 @@ export class SandboxPool {
     if (outcome.ok) task.resolve(outcome.value);
     else task.reject(outcome.error);
     this.pump();
-    if (worn) slot.worker.terminate().catch(() => {});
-    else if (!slot.busy && this.slots.includes(slot)) {
-      clearTimeout(slot.idle);
-      slot.idle = setTimeout(() => !slot.busy && this.kill(slot), this.idleRetireMs).unref();
-    }
+    if (worn) {
+      slot.worker.terminate().catch(() => {});
+      // Its replacement starts now, not when the next run needs it: starting a thread (loading
+      // QuickJS) takes a few hundred ms, which would otherwise fall on that run.
+      if (!this.closed && this.slots.length < this.size) this.armIdle(this.spawn());
+    } else this.armIdle(slot);
+  }
+
+  /** An idle thread is retired once it has had no work for the idle time. */
+  private armIdle(slot: Slot): void {
+    if (slot.busy || !this.slots.includes(slot)) return;
+    clearTimeout(slot.idle);
+    slot.idle = setTimeout(() => !slot.busy && this.kill(slot), this.idleRetireMs).unref();
   }
 
   /** Whatever a thread sends, a failure to handle it fails that thread's task, never the process. */
