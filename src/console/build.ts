@@ -1,6 +1,8 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
-import { consoleDistDir, consoleSourceDir } from "./paths.js";
+import { spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { consoleDistDir, consoleSourceDir, projectRoot } from "./paths.js";
 
 function newestMtime(dir: string): number {
   let newest = 0;
@@ -22,6 +24,25 @@ export function consoleBuildIsStale(): boolean {
 }
 
 /**
+ * `vite build` in a child process: run in the launcher's own process, Vite (Rollup, esbuild and the
+ * build's buffers) stayed resident afterwards, about 250 MB of the launcher's memory for good
+ * (docs/capacity.md, "Memory").
+ */
+function viteBuildApart(configFile: string): Promise<void> {
+  const vite = join(dirname(createRequire(import.meta.url).resolve("vite/package.json")), "bin", "vite.js");
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [vite, "build", "--config", configFile, "--logLevel", "warn"], { cwd: projectRoot(), stdio: ["ignore", "ignore", "pipe"] });
+    let err = "";
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      err = (err + d).slice(-4000);
+      process.stderr.write(d);
+    });
+    child.once("error", reject);
+    child.once("close", (code) => (code === 0 ? resolve() : reject(new Error(`vite build exited with ${code}: ${err.trim().split("\n").at(-1) ?? ""}`))));
+  });
+}
+
+/**
  * Builds the web console with Vite (web/ → dist/web) when it is missing or out of date, so
  * `npm start` serves it without extra steps. Progress goes to stderr. Returns whether it built.
  */
@@ -34,8 +55,7 @@ export async function ensureConsoleBuilt(say: (msg: string) => void = (m) => pro
   }
   say("building the web console (web/ → dist/web)…");
   const started = Date.now();
-  const { build } = await import("vite");
-  await build({ configFile: join(src, "vite.config.ts"), logLevel: "warn" });
+  await viteBuildApart(join(src, "vite.config.ts"));
   say(`web console built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return true;
 }

@@ -60,11 +60,31 @@ interface Slot {
   worker: Worker;
   busy: boolean;
   task?: Task & { id: number; timer?: NodeJS.Timeout };
+  /** Set while the thread waits for work: retires it when it fires. */
+  idle?: NodeJS.Timeout;
+  /** Runs this thread has finished (it is replaced after RUNS_PER_THREAD). */
+  runs: number;
 }
 
 const threadUrl = new URL(import.meta.url.endsWith(".ts") ? "./thread.ts" : "./thread.js", import.meta.url);
 /** Grace on top of the script deadline before the thread is killed from outside. */
 const KILL_GRACE_MS = 1000;
+/**
+ * A thread that had no work for this long is ended; the next run starts a fresh one (a thread and
+ * its QuickJS module: 0.35–0.5 s measured on the shared 2-core machine). An idle thread holds about 24 MB, and up to its last run's
+ * SCRIPT_MEMORY_MB more: each run's WebAssembly memory is freed only when the thread's own heap is
+ * collected, which an idle thread never does (docs/capacity.md, "Memory"). A minute keeps threads
+ * warm through any steady stream of runs.
+ */
+export const SANDBOX_IDLE_RETIRE_MS = 60_000;
+/**
+ * A thread is replaced after this many runs. Each run instantiates a fresh QuickJS module (its own
+ * WebAssembly memory, so no run sees another's data), and a thread's resident memory grows by about
+ * 0.3 MB a run that its own garbage collection does not return (measured: 1,500 trivial runs on 3
+ * threads, +500 MB; docs/capacity.md, "Memory"). 100 runs bound that, for one thread start per
+ * 100 runs, made ahead of the run that needs it.
+ */
+export const RUNS_PER_THREAD = 100;
 
 export class SandboxPool {
   private readonly slots: Slot[] = [];
@@ -72,7 +92,13 @@ export class SandboxPool {
   private nextId = 1;
   private closed = false;
 
-  constructor(private readonly size: number) {}
+  private spawned = 0;
+
+  constructor(
+    private readonly size: number,
+    private readonly idleRetireMs = SANDBOX_IDLE_RETIRE_MS,
+    private readonly runsPerThread = RUNS_PER_THREAD,
+  ) {}
 
   run(opts: RunOptions): Promise<unknown> {
     // Host calls answer the thread's messages; bound here they run in the caller's async context
@@ -93,9 +119,12 @@ export class SandboxPool {
   }
 
   private spawn(): Slot {
-    // Plain worker: no env, no inherited loader flags it does not need.
-    const worker = new Worker(threadUrl, { env: {}, stdout: false, stderr: false });
-    const slot: Slot = { worker, busy: false };
+    // Plain worker: no env, and no inherited flags: thread.ts imports only packages, so run from the
+    // source (npm start) Node strips its types itself. With the TypeScript loader npm start runs
+    // under, each thread would load its own compiler: ~110 MB a thread instead of ~24 (docs/capacity.md).
+    const worker = new Worker(threadUrl, { env: {}, execArgv: [], stdout: false, stderr: false });
+    const slot: Slot = { worker, busy: false, runs: 0 };
+    this.spawned++;
     worker.unref();
     worker.on("message", (msg) => this.onMessage(slot, msg));
     worker.on("error", (err) => this.onExit(slot, `sandbox thread failed: ${err.message}`));
@@ -111,6 +140,7 @@ export class SandboxPool {
       if (!slot) return;
       const task = this.queue.shift()!;
       const id = this.nextId++;
+      clearTimeout(slot.idle);
       slot.busy = true;
       slot.task = { ...task, id };
       if (task.type === "run") {
@@ -158,9 +188,25 @@ export class SandboxPool {
     clearTimeout(task.timer);
     slot.task = undefined;
     slot.busy = false;
+    // Out of the pool before the queue is pumped, so the next task goes to another thread.
+    const worn = task.type === "run" && ++slot.runs >= this.runsPerThread && this.slots.includes(slot);
+    if (worn) this.remove(slot);
     if (outcome.ok) task.resolve(outcome.value);
     else task.reject(outcome.error);
     this.pump();
+    if (worn) {
+      slot.worker.terminate().catch(() => {});
+      // Its replacement starts now, not when the next run needs it: starting a thread (loading
+      // QuickJS) takes a few hundred ms, which would otherwise fall on that run.
+      if (!this.closed && this.slots.length < this.size) this.armIdle(this.spawn());
+    } else this.armIdle(slot);
+  }
+
+  /** An idle thread is retired once it has had no work for the idle time. */
+  private armIdle(slot: Slot): void {
+    if (slot.busy || !this.slots.includes(slot)) return;
+    clearTimeout(slot.idle);
+    slot.idle = setTimeout(() => !slot.busy && this.kill(slot), this.idleRetireMs).unref();
   }
 
   /** Whatever a thread sends, a failure to handle it fails that thread's task, never the process. */
@@ -221,6 +267,7 @@ export class SandboxPool {
   }
 
   private remove(slot: Slot): void {
+    clearTimeout(slot.idle);
     const i = this.slots.indexOf(slot);
     if (i >= 0) this.slots.splice(i, 1);
   }
@@ -232,9 +279,9 @@ export class SandboxPool {
     if (!this.closed) this.pump();
   }
 
-  /** For the worker's /metrics. */
-  stats(): { size: number; started: number; busy: number; queued: number } {
-    return { size: this.size, started: this.slots.length, busy: this.slots.filter((s) => s.busy).length, queued: this.queue.length };
+  /** For the worker's /metrics; `spawned`: threads started since the pool was made (replacements included). */
+  stats(): { size: number; started: number; busy: number; queued: number; spawned: number } {
+    return { size: this.size, started: this.slots.length, busy: this.slots.filter((s) => s.busy).length, queued: this.queue.length, spawned: this.spawned };
   }
 
   async close(): Promise<void> {

@@ -9,6 +9,7 @@ import { startStuckDeliverySweep } from "../outbound/stuck-sweep.js";
 import { a2aPushBody, a2aPushHeaders } from "../a2a/push.js";
 import { inputEventBody } from "../input-requests/view.js";
 import { outboundTaskQueue } from "../../workflows/contract.js";
+import { workflowBundle } from "./workflow-bundle.js";
 import { jobMetricsInterceptor, loopbackPort, startWorkerMetricsServer } from "./worker-metrics.js";
 
 /** `workflows/index` of the tree this process runs from: the TypeScript source or `dist/`. */
@@ -77,7 +78,9 @@ export async function startWorker(runtime: Runtime, options: { taskQueue?: strin
     connection,
     namespace: config.temporal.namespace,
     taskQueue,
-    workflowsPath: workflowsPath(),
+    // Bundled in a child process (workflow-bundle.ts: webpack would stay in this one, ~100 MB). With
+    // OpenTelemetry on, the SDK bundles here: its plugin adds its workflow interceptors to the bundle.
+    ...(runtime.tracing ? { workflowsPath: workflowsPath() } : { workflowBundle: await workflowBundle(workflowsPath()) }),
     activities: createActivities(runtime),
     // A worker takes only as many activities as it has sandboxes, so a backlog waits in Temporal's
     // task queue, where any worker with a free sandbox can take it, not inside a busy worker.
