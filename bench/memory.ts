@@ -4,7 +4,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadAutocannon } from "./lib/node-peers.js";
-import { commandLine, firstLine, loadNow, main, provenance, say, sleep, startProcess, waitForHttp, writeSection } from "./lib/harness.js";
+import { BENCHES, commandLine, firstLine, loadNow, main, provenance, say, sleep, startProcess, waitForHttp, writeSection } from "./lib/harness.js";
 import { startRunBackends } from "./lib/run-backends.js";
 import type { BenchPostgres } from "./lib/postgres.js";
 import { buildServer, commitOf, createTenant, graphql, GATEWAY_LOG_LEVEL, migrateWithDist, OPERATOR_TOKEN, SECRET_ENCRYPTION_KEY, startDevLauncher, startServe } from "./lib/gateway.js";
@@ -246,9 +246,8 @@ function write(r: { rows: PhaseRow[][]; devRows: PhaseRow[][]; serveChain: Retur
     c.map((x, i) => `${x.module} ${x.rss.toFixed(0)} MB RSS / ${x.heap.toFixed(0)} MB heap${i ? ` (+${(x.rss - c[i - 1]!.rss).toFixed(0)} / +${(x.heap - c[i - 1]!.heap).toFixed(0)})` : ""}`).join(" → ");
   const serveEnv = process.env.BENCH_SERVE_ENV ? ` serve with ${process.env.BENCH_SERVE_ENV};` : "";
   const workerEnv = process.env.BENCH_WORKER_ENV ? ` worker with ${process.env.BENCH_WORKER_ENV};` : "";
-  const suffix = process.env.BENCH_SECTION ? ` (${process.env.BENCH_SECTION})` : "";
   writeSection(
-    `## Memory${suffix}`,
+    BENCHES.memory,
     [
       provenance(commandLine("bench:memory"), r.loadAtStart),
       `Build ${r.commit}: \`npm run serve\` and \`npm run worker\` from dist/ (NODE_ENV=production, LOG_LEVEL=${GATEWAY_LOG_LEVEL}, defaults otherwise;${serveEnv}${workerEnv} the worker with WORKER_METRICS_PORT for its heap figures), each its own process,`,

@@ -169,6 +169,7 @@ export const BENCHES = {
   webhooksBreakdown: { title: "Webhook → done, step by step", history: "webhooks-breakdown" },
   upstream: { title: "Upstream client", history: "upstream-client" },
   scale: { title: "Scale: every operation as the tables grow", history: "scale" },
+  memory: { title: "Memory", history: "memory" },
 } satisfies Record<string, Bench>;
 
 const readIfAny = (file: string) => (existsSync(file) ? readFileSync(file, "utf8") : undefined);
