@@ -9,5 +9,13 @@ const UNSTORABLE_ALL = new RegExp(UNSTORABLE.source, "g");
 
 export const isStorableText = (s: string): boolean => !UNSTORABLE.test(s);
 
+/** True when a JSON value holds no text PostgreSQL's jsonb refuses (NUL, unpaired surrogates), keys included. */
+export function isStorableValue(v: unknown): boolean {
+  if (typeof v === "string") return isStorableText(v);
+  if (Array.isArray(v)) return v.every(isStorableValue);
+  if (v && typeof v === "object") return Object.entries(v).every(([k, x]) => isStorableText(k) && isStorableValue(x));
+  return true;
+}
+
 /** `s` with each NUL and unpaired surrogate replaced by U+FFFD (the replacement character). */
 export const storableText = (s: string): string => (UNSTORABLE.test(s) ? s.replace(UNSTORABLE_ALL, "\uFFFD") : s);

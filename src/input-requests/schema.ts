@@ -1,6 +1,6 @@
 import { Ajv, type ValidateFunction } from "ajv";
 import { AppError } from "../errors/app-error.js";
-import { isStorableText } from "../infra/text.js";
+import { isStorableText, isStorableValue } from "../infra/text.js";
 import { valueTooDeep } from "../infra/json.js";
 import { HostCallError } from "../sandbox/index.js";
 
@@ -94,13 +94,6 @@ export function parseAskArgs(raw: unknown): AskArgs {
   return { prompt: a.prompt, schema, timeoutSeconds };
 }
 
-/** True when a JSON value holds no text PostgreSQL's jsonb refuses (NUL, unpaired surrogates), keys included. */
-function storable(v: unknown): boolean {
-  if (typeof v === "string") return isStorableText(v);
-  if (Array.isArray(v)) return v.every(storable);
-  if (v && typeof v === "object") return Object.entries(v).every(([k, x]) => isStorableText(k) && storable(x));
-  return true;
-}
 
 /**
  * Checks an answer before it is recorded: size, depth, storable text, then the request's schema
@@ -112,7 +105,7 @@ export function checkAnswer(schema: unknown, value: unknown): void {
   if (valueTooDeep(value, MAX_ANSWER_DEPTH)) throw fail(`it nests deeper than ${MAX_ANSWER_DEPTH} levels`);
   const json = JSON.stringify(value);
   if (Buffer.byteLength(json) > MAX_ANSWER_BYTES) throw fail(`it is larger than ${MAX_ANSWER_BYTES} bytes`);
-  if (!storable(value)) throw fail("it holds a NUL character or an unpaired surrogate");
+  if (!isStorableValue(value)) throw fail("it holds a NUL character or an unpaired surrogate");
   if (schema === null || schema === undefined) return;
   const validate = validatorOf(JSON.stringify(schema));
   if (validate(value)) return;

@@ -171,6 +171,10 @@ describe("schedules", { timeout: 180_000 }, () => {
       [{ agentId, every: "1m", timezone: "Mars/Olympus" }, "timezone"],
       [{ agentId, cron: "* * * * *", every: "1m" }, "every"],
       [{ agentId }, "cron"],
+      // Text PostgreSQL cannot store is the client's input: refused before anything is written or scheduled.
+      [{ agentId, cron: "* * * * *", description: "\u0000" }, "description"],
+      [{ agentId, every: "1m", payload: { note: "a\u0000b" } }, "payload"],
+      [{ agentId, every: "1m", payload: { ["\uD800"]: 1 } }, "payload"],
       [{ agentId: chat, every: "1m" }, "agentId"],
     ];
     for (const [input, param] of cases) {

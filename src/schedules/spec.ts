@@ -1,5 +1,9 @@
 import { AppError } from "../errors/app-error.js";
 import { SCHEDULE_OVERLAPS, type ScheduleOverlap } from "../db/schema.js";
+import { isStorableText, isStorableValue } from "../infra/text.js";
+
+/** Text PostgreSQL refuses, said the way every refusal of it is said. */
+const UNSTORABLE_WHY = "must not contain NUL (\\u0000) characters or unpaired UTF-16 surrogates";
 
 /**
  * Validation of a schedule's clock (docs/guides/schedules.md): a 5-field cron or an `every` interval, an IANA
@@ -121,6 +125,7 @@ const MAX_DESCRIPTION = 1000;
 
 /** The JSON text each firing's job gets (`{}` when none is given). */
 export function parsePayload(payload: unknown): string {
+  if (!isStorableValue(payload)) throw bad("payload", UNSTORABLE_WHY);
   const text = JSON.stringify(payload === undefined ? {} : payload);
   if (Buffer.byteLength(text) > MAX_PAYLOAD_BYTES) throw bad("payload", `must be at most ${MAX_PAYLOAD_BYTES} bytes of JSON`);
   return text;
@@ -129,5 +134,6 @@ export function parsePayload(payload: unknown): string {
 export function parseDescription(description: string | null | undefined): string | null {
   if (description == null || description.trim() === "") return null;
   if (description.length > MAX_DESCRIPTION) throw bad("description", `must be at most ${MAX_DESCRIPTION} characters`);
+  if (!isStorableText(description)) throw bad("description", UNSTORABLE_WHY);
   return description.trim();
 }
