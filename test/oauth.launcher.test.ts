@@ -1,11 +1,10 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { chromium, type Browser } from "playwright-core";
-import { isAlive } from "../src/dev/processes.js";
 import { gql } from "./helpers/graphql.js";
-import { adminRun, childPids, launch, waitReady, type Launcher } from "./helpers/launcher.js";
+import { adminRun, stopLauncher, launch, waitReady, type Launcher } from "./helpers/launcher.js";
 import { python, pythonSignInAndChat } from "./helpers/oauth-python.js";
 
 /**
@@ -22,14 +21,7 @@ describe("npm start: an MCP client signs in with OAuth", () => {
   let browser: Browser | undefined;
   afterAll(async () => {
     await browser?.close();
-    if (l && l.child.exitCode === null) {
-      l.child.kill("SIGINT");
-      await Promise.race([l.exited, new Promise((r) => setTimeout(r, 20_000))]);
-      if (l.child.exitCode === null) l.child.kill("SIGKILL");
-    }
-    const pids = childPids(dataDir);
-    for (const pid of [pids.postgres, pids.temporal]) if (pid && isAlive(pid)) process.kill(pid, "SIGKILL");
-    rmSync(dataDir, { recursive: true, force: true });
+    await stopLauncher(l, dataDir);
   });
 
   it.skipIf(!existsSync(python))("docs/guides/mcp.md's connector steps work against npm start", async () => {

@@ -1,10 +1,9 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isAlive } from "../../src/dev/processes.js";
 import { codeBlocks, repoRoot, runShellSession, type SessionResult } from "../helpers/doc-samples.js";
-import { childPids, cleanEnv, launch, waitReady, type Launcher } from "../helpers/launcher.js";
+import { stopLauncher, cleanEnv, launch, waitReady, type Launcher } from "../helpers/launcher.js";
 
 /**
  * The operations docs (docs/operations/) as an operator pastes them: each file's runnable samples,
@@ -24,14 +23,7 @@ describe("docs/operations samples", { timeout: 180_000 }, () => {
   });
 
   afterAll(async () => {
-    if (l && l.child.exitCode === null) {
-      l.child.kill("SIGINT");
-      await Promise.race([l.exited, new Promise((r) => setTimeout(r, 20_000))]);
-      if (l.child.exitCode === null) l.child.kill("SIGKILL");
-    }
-    const pids = childPids(dataDir);
-    for (const pid of [pids.postgres, pids.temporal]) if (pid && isAlive(pid)) process.kill(pid, "SIGKILL");
-    rmSync(dataDir, { recursive: true, force: true });
+    await stopLauncher(l, dataDir);
   });
 
   it("the ops index links every page", () => {

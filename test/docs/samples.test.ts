@@ -1,10 +1,9 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isAlive } from "../../src/dev/processes.js";
 import { codeBlocks, runShellSession } from "../helpers/doc-samples.js";
-import { childPids, cleanEnv, launch, waitReady, type Launcher } from "../helpers/launcher.js";
+import { stopLauncher, cleanEnv, launch, waitReady, type Launcher } from "../helpers/launcher.js";
 
 /**
  * The docs' samples run as written: each file's runnable blocks, in order, as one terminal session
@@ -33,14 +32,7 @@ describe("the docs' samples, against npm start", () => {
     await waitReady(l, 180_000);
   });
   afterAll(async () => {
-    if (l && l.child.exitCode === null) {
-      l.child.kill("SIGINT");
-      await Promise.race([l.exited, new Promise((r) => setTimeout(r, 20_000))]);
-      if (l.child.exitCode === null) l.child.kill("SIGKILL");
-    }
-    const pids = childPids(dataDir);
-    for (const pid of [pids.postgres, pids.temporal]) if (pid && isAlive(pid)) process.kill(pid, "SIGKILL");
-    rmSync(dataDir, { recursive: true, force: true });
+    await stopLauncher(l, dataDir);
   });
 
   for (const file of FILES) {

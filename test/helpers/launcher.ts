@@ -1,5 +1,5 @@
 import { spawn, execFile, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort } from "../../src/dev/free-port.js";
@@ -89,4 +89,19 @@ export async function waitDead(pid: number | undefined, ms = 15_000): Promise<bo
   const deadline = Date.now() + ms;
   while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   return !isAlive(pid);
+}
+
+/**
+ * Stops a test's `npm start` as Ctrl-C does (SIGKILL after 20 s), then anything of its data
+ * directory still alive (PostgreSQL, Temporal), and removes the directory.
+ */
+export async function stopLauncher(l: Launcher | undefined, dataDir: string): Promise<void> {
+  if (l && l.child.exitCode === null) {
+    l.child.kill("SIGINT");
+    await Promise.race([l.exited, new Promise((r) => setTimeout(r, 20_000))]);
+    if (l.child.exitCode === null) l.child.kill("SIGKILL");
+  }
+  const pids = childPids(dataDir);
+  for (const pid of [pids.postgres, pids.temporal]) if (pid && isAlive(pid)) process.kill(pid, "SIGKILL");
+  rmSync(dataDir, { recursive: true, force: true });
 }
