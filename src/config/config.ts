@@ -114,6 +114,9 @@ export interface Config {
     maxResultBytes: number;
     maxScriptBytes: number;
     poolSize: number;
+    /** A thread is replaced after this many runs, and ended after this long without work (src/sandbox/pool.ts). */
+    threadMaxRuns: number;
+    threadIdleMs: number;
   };
   /** Runs executing at once per account and per agent (all workers together): one tenant cannot take every sandbox. */
   /** Run limits (src/jobs/run-share.ts): a hard cap per account (null: the fair share of `slots`) and per agent (null: none). */
@@ -282,6 +285,8 @@ export function loadConfig(
       maxResultBytes: env.SCRIPT_MAX_RESULT_BYTES,
       maxScriptBytes: env.SCRIPT_MAX_BYTES,
       poolSize: env.SANDBOX_POOL_SIZE,
+      threadMaxRuns: env.SANDBOX_THREAD_MAX_RUNS,
+      threadIdleMs: env.SANDBOX_THREAD_IDLE_SECONDS * 1000,
     },
     runConcurrency: {
       perAccount: env.RUN_MAX_CONCURRENT_PER_ACCOUNT ?? null,

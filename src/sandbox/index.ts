@@ -8,7 +8,7 @@ export { SandboxPool, ScriptError, HostCallError, type RunOptions, type SandboxL
 let shared: SandboxPool | undefined;
 
 export function sandboxPool(config: Pick<Config, "sandbox">): SandboxPool {
-  shared ??= new SandboxPool(config.sandbox.poolSize);
+  shared ??= new SandboxPool(config.sandbox.poolSize, config.sandbox.threadIdleMs, config.sandbox.threadMaxRuns);
   return shared;
 }
 

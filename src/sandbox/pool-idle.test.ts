@@ -1,4 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../config/config.js";
+import { sandboxPool } from "./index.js";
 import { SandboxPool } from "./pool.js";
 
 /**
@@ -49,6 +51,27 @@ describe("sandbox pool: idle and worn threads", () => {
       expect(worn.stats()).toMatchObject({ started: 1, spawned: 3 });
     } finally {
       await worn.close();
+    }
+  });
+
+  it("the process's pool takes both lifetimes from SANDBOX_THREAD_MAX_RUNS and SANDBOX_THREAD_IDLE_SECONDS", async () => {
+    const config = loadConfig({
+      OPERATOR_TOKEN: "opr_" + "x".repeat(40),
+      SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString("base64"),
+      SANDBOX_POOL_SIZE: "1",
+      SANDBOX_THREAD_MAX_RUNS: "2",
+      SANDBOX_THREAD_IDLE_SECONDS: "1",
+    });
+    const shared = sandboxPool(config);
+    try {
+      const once = (n: number) => shared.run({ source: "export default async function run(input) { return input.n; }", input: { n }, limits });
+      for (let i = 0; i < 5; i++) expect(await once(i)).toBe(i);
+      // Runs 1–2, 3–4 and 5 each on their own thread.
+      expect(shared.stats()).toMatchObject({ size: 1, spawned: 3 });
+      await until(() => shared.stats().started === 0);
+      expect(shared.stats().started).toBe(0);
+    } finally {
+      await shared.close();
     }
   });
 });

@@ -10,7 +10,7 @@ import { jsonTooDeep, MAX_JSON_DEPTH } from "../infra/json.js";
  */
 
 /** The limits of one run: the configured ones (config.sandbox, documented there), or an agent's lower ones. */
-export type SandboxLimits = Omit<Config["sandbox"], "maxScriptBytes" | "poolSize">;
+export type SandboxLimits = Omit<Config["sandbox"], "maxScriptBytes" | "poolSize" | "threadMaxRuns" | "threadIdleMs">;
 
 /** `chat`, `fetch`, `step:begin`, `step:end`; resolves with a JSON value for the script. */
 export type HostCall = (method: string, args: unknown) => Promise<unknown>;
@@ -74,7 +74,8 @@ const KILL_GRACE_MS = 1000;
  * its QuickJS module: 0.35–0.5 s measured on the shared 2-core machine). An idle thread holds about 24 MB, and up to its last run's
  * SCRIPT_MEMORY_MB more: each run's WebAssembly memory is freed only when the thread's own heap is
  * collected, which an idle thread never does (docs/capacity.md, "Memory"). A minute keeps threads
- * warm through any steady stream of runs.
+ * warm through any steady stream of runs. The default of SANDBOX_THREAD_IDLE_SECONDS; a pool made by
+ * sandboxPool() takes the configured value.
  */
 export const SANDBOX_IDLE_RETIRE_MS = 60_000;
 /**
@@ -82,7 +83,7 @@ export const SANDBOX_IDLE_RETIRE_MS = 60_000;
  * WebAssembly memory, so no run sees another's data), and a thread's resident memory grows by about
  * 0.3 MB a run that its own garbage collection does not return (measured: 1,500 trivial runs on 3
  * threads, +500 MB; docs/capacity.md, "Memory"). 100 runs bound that, for one thread start per
- * 100 runs, made ahead of the run that needs it.
+ * 100 runs, made ahead of the run that needs it. The default of SANDBOX_THREAD_MAX_RUNS.
  */
 export const RUNS_PER_THREAD = 100;
 
