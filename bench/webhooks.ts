@@ -5,11 +5,11 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
-import autocannon from "autocannon";
 import { Client, Connection, WorkflowNotFoundError } from "@temporalio/client";
 import { DefaultLogger, NativeConnection, Runtime, Worker } from "@temporalio/worker";
 import { BENCHES, commandLine, firstLine, loadNow, main, pct, provenance, say, sleep, startProcess, writeSection, type Proc } from "./lib/harness.js";
 import { startRunBackends } from "./lib/run-backends.js";
+import { loadAutocannon } from "./lib/node-peers.js";
 import { bareStarts, copyJobs, drain, kick, LANES, settled, STACK_TASK_QUEUE, startStack } from "./lib/dispatch.js";
 import { makeTestCa } from "../test/helpers/tls.js";
 import { startCallbackReceiver } from "../test/helpers/callback-receiver.js";
@@ -75,6 +75,8 @@ function signer(scheme: Scheme, secret: string, body: string): () => Record<stri
     return { "webhook-id": id, "webhook-timestamp": ts, "webhook-signature": `v1,${createHmac("sha256", key).update(`${id}.${ts}.`).update(body).digest("base64")}` };
   };
 }
+
+const autocannon = await loadAutocannon();
 
 async function ingestCell(url: string, scheme: Scheme, secret: string, size: number, connections: number, duration: number, amount?: number) {
   const body = payload(size);
