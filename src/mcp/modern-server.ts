@@ -1,4 +1,5 @@
-import { McpServer, type CacheHint } from "@modelcontextprotocol/server";
+import { McpServer, type CacheHint, type StandardSchemaWithJSON } from "@modelcontextprotocol/server";
+import type { z } from "zod";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/server/validators/ajv";
 import type { Runtime } from "../runtime/runtime.js";
 import { modernToolCall } from "./modern-call.js";
@@ -25,6 +26,32 @@ const jsonSchemaValidator = new AjvJsonSchemaValidator();
  */
 const LIST_TTL: CacheHint = { ttlMs: 10_000, cacheScope: "private" };
 
+/**
+ * A tool schema whose JSON Schema is converted once for the process. The SDK converts a tool's
+ * input schema on every tools/call (the x-mcp-header scan) and its output schema for the result,
+ * each memoised only on the server, which here lives one request: two zod-to-JSON-Schema
+ * conversions per call, the largest item of this era's own CPU per chat call in a profile. The
+ * shapes are module constants; validation stays zod's own.
+ */
+type ToolSchema = StandardSchemaWithJSON<Record<string, unknown>>;
+const converted = new WeakMap<z.ZodRawShape, ToolSchema>();
+function cachedSchema(shape: z.ZodRawShape): ToolSchema {
+  let schema = converted.get(shape);
+  if (!schema) {
+    const std = objectSchema(shape)["~standard"];
+    const json = new Map<string, Record<string, unknown>>();
+    const once = (io: "input" | "output") => (options: { target: string }) => {
+      const key = `${io} ${options.target}`;
+      let value = json.get(key);
+      if (!value) json.set(key, (value = std.jsonSchema[io](options as Parameters<typeof std.jsonSchema.input>[0])));
+      return value;
+    };
+    schema = { "~standard": { version: 1, vendor: std.vendor, validate: std.validate, jsonSchema: { input: once("input"), output: once("output") } } } as ToolSchema;
+    converted.set(shape, schema);
+  }
+  return schema;
+}
+
 export function modernAgentServer(runtime: Runtime, profile: AgentProfile): McpServer {
   const { serverInfo, instructions } = serverIdentity(profile);
   // Only an automation agent's `run` may answer as a task.
@@ -38,7 +65,7 @@ export function modernAgentServer(runtime: Runtime, profile: AgentProfile): McpS
   const specs = agentTools(runtime, profile);
   for (const spec of specs) {
     const { name, title, description, annotations } = spec;
-    server.registerTool(name, { title, description, inputSchema: objectSchema(spec.input), outputSchema: objectSchema(spec.output), annotations }, async (args, ctx) => {
+    server.registerTool(name, { title, description, inputSchema: cachedSchema(spec.input), outputSchema: cachedSchema(spec.output), annotations }, async (args, ctx) => {
       const result = await spec.call(args, modernToolCall(ctx, false));
       if (isDeferred(result)) throw new Error("a task or input request answer on a chat agent's server");
       return result;
