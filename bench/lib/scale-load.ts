@@ -101,4 +101,8 @@ export async function growTo(pool: pg.Pool, t: ScaleTenants, size: number): Prom
   await growLedger(pool, t.chat.accountId, size, tag);
   await growChatTasks(pool, t.chat.agentId, size, tag);
   for (const table of SCALE_TABLES) await pool.query(`vacuum analyze ${table}`);
+  // The load leaves gigabytes of dirty pages: written out now, not by a checkpoint that would
+  // overlap the timings (every commit's fsync then waits behind it) — a long-lived database's
+  // steady state, which a sudden bulk load is not.
+  await pool.query("checkpoint");
 }
