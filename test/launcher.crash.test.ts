@@ -16,8 +16,11 @@ import { createAgent, createTrigger, getJson, postWebhook, waitForJob } from "./
  * server at once) right after a run's journaled `ctx.chat` step completed and its next step
  * (`ctx.fetch`) reached its receiver: after a restart on the same data the run finishes, and the
  * model step is answered from the journal — the upstream saw one call, the account paid once.
+ * And a run waiting for a person's answer (`ctx.ask`) rides out the same kill -9: the question,
+ * its answer URL and the waiting workflow (the Temporal dev server restarts on its own data) are
+ * all still there, and the answer finishes the run exactly once.
  */
-describe("a completed journaled step is not paid twice across a kill -9 of the whole npm start", () => {
+describe("journaled steps and waiting runs across a kill -9 of the whole npm start", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "agw-launch-crash-"));
   let fake: FakeUpstream;
   let receiver: HttpsReceiver;
@@ -90,6 +93,54 @@ describe("a completed journaled step is not paid twice across a kill -9 of the w
     const cost = Math.round(Number(run.cost) * 1e6);
     expect(cost).toBeGreaterThan(0);
     expect(await balance()).toBe(start - cost);
+
+    process.kill(-l.child.pid!, "SIGINT");
+    await l.exited;
+  }, 420_000);
+
+  it("a run waiting for an answer, then SIGKILL of the process group: after the restart the answer URL answers it once and the run finishes once, the model called once", async () => {
+    let l = await launch(dataDir, env, { group: true });
+    running.push(l);
+    await waitReady(l, 120_000);
+    const url = () => `http://127.0.0.1:${l.port}`;
+    const { adminToken } = JSON.parse(await admin(["create-account", "--name", "asking", "--balance", "10", "--json"], dataDir)) as { adminToken: string };
+    const agentId = await createAgent(url(), adminToken, {
+      name: "chat then ask",
+      script: `export default async function run(input, ctx) {
+        const a = await ctx.chat({ messages: [{ role: "user", content: "the step before the question" }] });
+        const answer = await ctx.ask({ prompt: "Approve?", schema: { type: "object", properties: { approved: { type: "boolean" } }, required: ["approved"] } });
+        return { a: a.content, answer };
+      }`,
+    });
+    const t = await createTrigger(url(), adminToken, agentId);
+    const auth = { "x-trigger-secret": t.secret };
+    const calls = fake.requests.length;
+    const posted = await postWebhook(url(), t.id, "{}", auth);
+    expect(posted.status).toBe(202);
+    const jobId = posted.body.job_id as string;
+    const status = async () => (await getJson(`${url()}/api/agent-run-jobs/${jobId}/status`, auth)).body;
+    await until(async () => (await status()).status === "input_required", "the run waiting for its answer", 120_000);
+    const answerUrl = (await status()).input_request.answer_url as string;
+    expect(fake.requests.length - calls).toBe(1);
+
+    process.kill(-l.child.pid!, "SIGKILL");
+    await l.exited;
+    l = await launch(dataDir, env, { group: true });
+    running.push(l);
+    await waitReady(l, 120_000);
+    // Still waiting after the restart, with the same question and answer URL.
+    expect((await status()).status).toBe("input_required");
+    const pathOf = (u: string) => new URL(u).pathname + new URL(u).search;
+    expect(pathOf((await status()).input_request.answer_url)).toBe(pathOf(answerUrl));
+    const answer = (value: unknown) => fetch(url() + pathOf(answerUrl), { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(value) });
+    expect((await answer({ approved: true })).status).toBe(200);
+    expect((await answer({ approved: false })).status).toBe(409);
+    const job = await waitForJob(url(), jobId, auth, 180_000);
+    expect(job.status, job.error).toBe("done");
+    const run = (await getJson(`${url()}/api/runs/${jobId}`, auth)).body;
+    expect(run.result.answer).toEqual({ approved: true });
+    // The step before the question was not repeated by the run's second attempt.
+    expect(fake.requests.length - calls).toBe(1);
 
     process.kill(-l.child.pid!, "SIGINT");
     await l.exited;

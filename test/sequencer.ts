@@ -6,7 +6,7 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
  * (~8 min) then started two thirds of the way through and ran alone at the end, leaving a worker
  * idle for minutes. With these first, the two workers stay busy to the end.
  */
-const LONGEST_FIRST = ["test/chaos/chaos.test.ts", "test/a2a-tck/tck.test.ts", "src/jobs/journal.test.ts", "test/fuzz/fuzz.test.ts"];
+const LONGEST_FIRST = ["test/chaos/chaos.test.ts", "test/a2a-tck/tck.test.ts", "src/jobs/journal.test.ts", "test/launcher.crash.test.ts", "test/fuzz/fuzz.test.ts"];
 
 export default class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
