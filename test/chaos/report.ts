@@ -76,7 +76,7 @@ a client would; 409 \`input_already_answered\` (GraphQL: CONFLICT) is the loser'
 | answers accepted / refused as already answered / other outcomes | ${a.accepted} / ${a.refused} / ${a.otherOutcomes} |
 | answer attempts without a response (in flight on a killed instance): connection failures / balancer 502/504 | ${failuresLine(a.tally)} / ${a.tally.balancerErrors} |
 | runs whose winning answer took effect with its response lost (its resend saw 409; both channels refused) | ${a.appliedUnseen} |
-| answer responses by status | ${statusLine(a.tally)} |
+| answer HTTP responses by status (a GraphQL refusal is a 200 with a CONFLICT error) | ${statusLine(a.tally)} |
 | **asking runs answered wrongly** (not exactly one answer accepted, or a result other than the winning answer) | **${a.wrong}** |
 | asking runs whose \`ctx.chat\` before the ask ran more than once (upstream calls, journal, ledger holds) / with other than one workflow execution | ${a.stepRepeated} / ${a.executionsNotOne} |
 | the account's balance while every run waited / after every run ended (waiting and resuming bill nothing) | ${a.balanceWhileWaiting} / ${a.balanceAfter} |
