@@ -17,9 +17,10 @@ import { chatLoad, webhookLoad } from "./load.js";
 import { subscribe } from "./subscribe.js";
 import { ensureBuilt, root, startStack, temporalServerAvailable, type RunningStack } from "./stack.js";
 import { writeReliabilityReport, type ChaosFigures } from "./report.js";
-import { accountLedgers, jobsOf, pushDeliveries, unfinishedJobs, workflowExecutions } from "./inspect.js";
+import { accountLedgers, askedRuns, jobsOf, pushDeliveries, unfinishedJobs, workflowExecutions } from "./inspect.js";
 import { acknowledged, callbackFigures, inspectCallback, type ReceivedCallback } from "./callbacks.js";
 import { pushFigures, readPush, terminalAcknowledged, type PushConfigUnderTest } from "./a2a-push.js";
+import { ASK_SCRIPT, answerThroughFaults, askAnswerer, askChatMarker, askFigures, type AskEvidence, type AskingRun } from "./asks.js";
 
 /**
  * The chaos suite (issue 8): `npm run stack:prod`'s topology under sustained webhook and chat load
@@ -32,7 +33,9 @@ import { pushFigures, readPush, terminalAcknowledged, type PushConfigUnderTest }
  * job. The figures go to RELIABILITY.md. Last, A2A tasks of an automation agent ride out kill -9 of a
  * worker and of an API instance, with push configs (given in the send, or created right after it)
  * on the same receiver: each config's receiver gets its task's COMPLETED event, under one
- * webhook-id, with the config's token; those figures join the report.
+ * webhook-id, with the config's token; those figures join the report. Then runs that ask (ctx.ask)
+ * are answered from two channels at once while a worker and an API instance are killed: each
+ * resumes once, with the one answer that won, and the step before its ask ran once.
  */
 const inCI = Boolean(process.env.CI) && process.env.CI !== "false";
 const prerequisites = temporalServerAvailable() && Boolean(findHaproxy());
@@ -115,11 +118,11 @@ describe.skipIf(!inCI && !prerequisites)("chaos on the production topology (npm 
     return body.data as T;
   }
 
-  async function setUpAccount(name: string) {
+  async function setUpAccount(name: string, script = SCRIPT) {
     const { createAccount } = await gql(operatorToken, `mutation($n: String!) { createAccount(name: $n, initialBalance: "1000") { account { id } adminToken } }`, { n: name });
     const admin = createAccount.adminToken as string;
     const { createAgent } = await gql(admin, `mutation($i: CreateAgentInput!) { createAgent(input: $i) { id } }`, {
-      i: { name: "chaos", script: SCRIPT, defaultModel: "provider_b/model-sonnet-4-6" },
+      i: { name: "chaos", script, defaultModel: "provider_b/model-sonnet-4-6" },
     });
     const { createTrigger } = await gql(admin, `mutation($a: ID!) { createTrigger(agentId: $a) { trigger { id } secret } }`, { a: createAgent.id });
     const { createApiKey } = await gql(admin, `mutation($a: ID!) { createApiKey(agentId: $a, name: "chaos", rateLimitPerMinute: 1000000) { key } }`, { a: createAgent.id });
@@ -446,7 +449,7 @@ describe.skipIf(!inCI && !prerequisites)("chaos on the production topology (npm 
       const completed = (status: string) => deliveries.filter((d) => d.event === "completed" && d.status === status).reduce((n, d) => n + d.n, 0);
       const a2aPush: ChaosFigures["a2aPush"] = { ...push, faults, deliveries };
       process.stderr.write(`[chaos] A2A push ${JSON.stringify(a2aPush)}\n`);
-      if (reported) writeReliabilityReport(root, { ...reported, a2aPush });
+      if (reported) writeReliabilityReport(root, (reported = { ...reported, a2aPush }));
 
       expect.soft(push.tasks, "tasks with a push config").toBe(N.length);
       expect.soft(push.lostConfigs, "push configs whose terminal event was never acknowledged").toEqual([]);
@@ -460,6 +463,89 @@ describe.skipIf(!inCI && !prerequisites)("chaos on the production topology (npm 
       expect.soft(deliveries.filter((d) => d.status !== "delivered"), "push deliveries not delivered").toEqual([]);
       expect.soft(push.receiverErrors, "the receiver failed some attempts (the retries were exercised)").toBeGreaterThan(0);
     } finally {
+      await db.end();
+    }
+  }, 900_000);
+
+  it("runs that ask, answered from two channels at once while a worker and an API instance are killed: each resumes once, with the one answer that won", async () => {
+    const t = stack.topology();
+    const acct = await setUpAccount("ask-chaos", ASK_SCRIPT);
+    const balance = async () => (await gql(acct.admin, "{ me { balance } }")).me.balance as string;
+    const N = 30;
+    const jobIds = await Promise.all(Array.from({ length: N }, (_, i) => postJob(acct.triggerId, acct.secret, i + 1)));
+    const db = new pg.Pool({ connectionString: t.databaseUrl, max: 2 });
+    const connection = await Connection.connect({ address: t.temporalAddress });
+    try {
+      await until("every asking run to wait for its answer", async () => {
+        const rows = await jobsOf(db, acct.triggerId);
+        return rows.length === N && rows.every((r) => r.status === "input_required");
+      }, 180_000);
+      // Read before any answer: the model step is paid, and the wait holds nothing.
+      const balanceWhileWaiting = await balance();
+      // The answer URL as a client finds it: in the job's status, through the balancer.
+      const runs: AskingRun[] = await Promise.all(
+        jobIds.map(async (jobId, i) => {
+          const o = await client.send(`${t.apiUrl}/api/agent-run-jobs/${jobId}/status`, { headers: { "x-trigger-secret": acct.secret } });
+          if (!isReply(o) || o.status !== 200) throw new Error(`status of ${jobId}: ${isReply(o) ? o.status : o.failure}`);
+          return { jobId, n: i + 1, answerUrl: o.json().input_request.answer_url as string };
+        }),
+      );
+      expect(runs.every((r) => r.answerUrl.startsWith(`${t.apiUrl}/api/input-requests/`)), "answer URLs on the balancer").toBe(true);
+
+      // Each run answered by both channels while, one at a time, worker-2 then api-1 is killed (asks.ts).
+      const answerer = askAnswerer(client, t.apiUrl, acct.admin);
+      const faults: string[] = [];
+      const outcomes = await answerThroughFaults(runs, answerer, ["worker-2", "api-1"], async (name) => {
+        const t0 = Date.now();
+        const { oldPid, newPid } = await stack.fault(name, "SIGKILL");
+        await until(`${name} to be ready again`, async () => {
+          const url = stack.process(name).url;
+          if (!url) return true; // a worker serves no HTTP: restarted is ready
+          return fetch(`${url}/readyz`).then((r) => r.status === 200, () => false);
+        }, 120_000);
+        faults.push(`${name} pid ${oldPid} → ${newPid}, serving again after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      });
+
+      await until("every asking run to end", async () => (await jobsOf(db, acct.triggerId)).every((r) => r.status === "done" || r.status === "failed"), 300_000).catch(() => {});
+      const temporal = new TemporalClient({ connection, namespace: t.temporalNamespace });
+      let executions = new Map<string, number>();
+      await until("Temporal visibility to list every asking run", async () => {
+        executions = await workflowExecutions(temporal);
+        return jobIds.every((id) => executions.has(id));
+      }, 60_000).catch(() => {});
+      const evidence: AskEvidence = {
+        runs,
+        outcomes,
+        rows: await askedRuns(db, jobIds),
+        upstreamCalls: (n) => upstream.requests.filter((r) => JSON.stringify(r.body).includes(askChatMarker(n))).length,
+        executions,
+        balanceWhileWaiting,
+        balanceAfter: await balance(),
+      };
+      const figures = askFigures(evidence);
+      const ledgers = await accountLedgers(db);
+      const unfinished = await unfinishedJobs(db);
+      const asks: ChaosFigures["asks"] = { ...figures, wrong: figures.wrong.length, tally: answerer.tally, faults };
+      process.stderr.write(`[chaos] asks ${JSON.stringify({ ...asks, wrongRuns: figures.wrong.slice(0, 10) })}\n`);
+      if (reported) writeReliabilityReport(root, (reported = { ...reported, asks }));
+
+      expect.soft(faults, "the faults the answers rode through").toHaveLength(2);
+      expect.soft(figures.wrong, "asking runs not resumed exactly once with the one answer that won").toEqual([]);
+      expect.soft(figures.done, "asking runs done").toBe(N);
+      expect.soft(figures.answersSent, "answers sent").toBe(2 * N);
+      // Exactly one answer per run took effect: accepted, or applied with its response lost (its retry saw 409).
+      expect.soft(figures.accepted + figures.appliedUnseen, "answers that took effect").toBe(N);
+      expect.soft(figures.refused, "answers refused as already answered").toBe(N + figures.appliedUnseen);
+      expect.soft(figures.otherOutcomes, "answers neither accepted nor refused as already answered").toBe(0);
+      expect.soft(figures.stepRepeated, "runs whose model step before the ask ran again").toBe(0);
+      expect.soft(figures.executionsNotOne, "runs with other than one workflow execution").toBe(0);
+      expect.soft(figures.balanceAfter, "balance after the runs ended vs while they waited: waiting and resuming bill nothing").toBe(balanceWhileWaiting);
+      expect.soft(answerer.tally.serverErrors, "500s seen by answering clients").toEqual([]);
+      expect.soft(answerer.tally.unavailableWithoutRetryAfter, "503 without Retry-After").toBe(0);
+      expect.soft(ledgers.filter((l) => l.balance !== l.sum), "ledger sum differs from balance").toEqual([]);
+      expect.soft(unfinished, "jobs left queued, running or waiting").toBe(0);
+    } finally {
+      await connection.close();
       await db.end();
     }
   }, 900_000);

@@ -1,9 +1,12 @@
 import type pg from "pg";
 import type { Client } from "@temporalio/client";
+import type { AskedRunRow } from "./asks.js";
 
 /** Read-only looks into the stack's database and Temporal's visibility, for the chaos suite's verdict. */
+
+/** Jobs not ended: queued, running, or waiting for an answer (input_required). */
 export async function unfinishedJobs(db: pg.Pool): Promise<number> {
-  const { rows } = await db.query<{ n: number }>("select count(*)::int as n from jobs where status in ('queued', 'running')");
+  const { rows } = await db.query<{ n: number }>("select count(*)::int as n from jobs where status not in ('done', 'failed')");
   return rows[0]!.n;
 }
 
@@ -39,3 +42,24 @@ export async function pushDeliveries(db: pg.Pool, accountId: string) {
   );
   return rows;
 }
+
+/**
+ * Each asking run as stored: its status and result, its questions and which channel's answer was
+ * recorded, how often its model step was started, and its ledger entries by kind (one chat turn:
+ * a hold and the release that settles it, carrying the call's tokens; a `charge` only when the call
+ * cost more than its hold).
+ */
+export async function askedRuns(db: pg.Pool, jobIds: string[]) {
+  const { rows } = await db.query<AskedRunRow>(
+    `select j.id, j.status, j.result,
+            (select count(*)::int from input_requests r where r.job_id = j.id) as requests,
+            (select string_agg(r.answered_via, ',') from input_requests r where r.job_id = j.id and r.status = 'answered') as "answeredVia",
+            (select coalesce(sum(s.executions), 0)::int from job_steps s where s.job_id = j.id and s.kind = 'chat') as "chatExecutions",
+            (select count(*)::int from ledger_entries l where l.job_id = j.id and l.kind = 'hold') as holds,
+            (select count(*)::int from ledger_entries l where l.job_id = j.id and l.kind = 'hold_release') as releases
+       from jobs j where j.id = any($1::text[])`,
+    [jobIds],
+  );
+  return rows;
+}
+

@@ -21,9 +21,10 @@ export interface Tally {
 
 export const newTally = (): Tally => ({ requests: 0, byStatus: {}, unavailableWithoutRetryAfter: 0, failures: {}, balancerErrors: 0, serverErrors: [] });
 
-type Kind = "ok" | "unavailable" | "in-flight" | "unexpected";
+export type Kind = "ok" | "unavailable" | "in-flight" | "unexpected";
 
-function record(t: Tally, o: Outcome, expected: number[]): Kind {
+/** Counts one outcome in the tally and says what it means for the client: done, retry later, retry (it may have been applied), or a fault of the service. */
+export function record(t: Tally, o: Outcome, expected: number[]): Kind {
   t.requests++;
   if (!isReply(o)) {
     t.failures[o.failure] = (t.failures[o.failure] ?? 0) + 1;

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { Tally } from "./load.js";
 import type { CallbackFigures } from "./callbacks.js";
 import type { A2aPushFigures } from "./a2a-push.js";
+import type { AskFigures } from "./asks.js";
 
 /** RELIABILITY.md: the figures of the last chaos run, written by the suite itself. */
 export interface ChaosFigures {
@@ -18,6 +19,8 @@ export interface ChaosFigures {
   callbacks: CallbackFigures;
   /** The A2A test after the load: its push configs' figures, the faults it ran through, and the push deliveries as stored. */
   a2aPush?: A2aPushFigures & { faults: string[]; deliveries: { event: string; status: string; n: number }[] };
+  /** The asking-runs test after that: its answers' figures, their HTTP tally and the faults they were sent through. */
+  asks?: Omit<AskFigures, "wrong"> & { wrong: number; tally: Tally; faults: string[] };
 }
 
 const statusLine = (t: Tally) =>
@@ -53,6 +56,34 @@ until every config's terminal event was acknowledged and every push delivery set
   };
 }
 
+/** The asking runs' part of "What runs" and their rows of "Results" (empty when that test did not run after the load). */
+function asksText(a: ChaosFigures["asks"]): { runs: string; rows: string } {
+  if (!a) return { runs: "", rows: "" };
+  return {
+    runs: `
+Last, ${a.runs} runs that ask, started by webhooks through the balancer: the script calls \`ctx.chat\`
+(a journaled step), then \`ctx.ask\` with a small JSON schema, and returns the answer. Once every
+run waits (\`input_required\`), each is answered twice at once, by GraphQL \`answerJobInput\` and
+by its answer URL (\`input_request.answer_url\` of the job's status), both through the balancer,
+one run every 250 ms and five at once just before each fault: kill -9 of a worker half a second
+after a burst (runs resuming on it), then of an API instance 20 ms after one (answers in flight on
+it), the last third answered while it restarts (${a.faults.join("; ")}).
+An answer whose request met a cut connection, the balancer's 502/504 or a 503 is sent again, as
+a client would; 409 \`input_already_answered\` (GraphQL: CONFLICT) is the loser's expected answer.
+`,
+    rows: `| asking runs: started / done / not done | ${a.runs} / ${a.done} / ${a.unfinished} |
+| answers sent (two per run) / HTTP attempts / answers sent more than once (transport failure, 502/504, 503) | ${a.answersSent} / ${a.attempts} / ${a.retried} |
+| answers accepted / refused as already answered / other outcomes | ${a.accepted} / ${a.refused} / ${a.otherOutcomes} |
+| answer attempts without a response (in flight on a killed instance): connection failures / balancer 502/504 | ${failuresLine(a.tally)} / ${a.tally.balancerErrors} |
+| runs whose winning answer took effect with its response lost (its resend saw 409; both channels refused) | ${a.appliedUnseen} |
+| answer HTTP responses by status (a GraphQL refusal is a 200 with a CONFLICT error) | ${statusLine(a.tally)} |
+| **asking runs answered wrongly** (not exactly one answer accepted, or a result other than the winning answer) | **${a.wrong}** |
+| asking runs whose \`ctx.chat\` before the ask ran more than once (upstream calls, journal, ledger holds) / with other than one workflow execution | ${a.stepRepeated} / ${a.executionsNotOne} |
+| the account's balance while every run waited / after every run ended (waiting and resuming bill nothing) | ${a.balanceWhileWaiting} / ${a.balanceAfter} |
+`,
+  };
+}
+
 const FOUND = `
 ## What the suite found, and the fixes
 
@@ -76,6 +107,7 @@ now guards it:
 
 export function writeReliabilityReport(root: string, f: ChaosFigures): void {
   const push = a2aPushText(f.a2aPush);
+  const asks = asksText(f.asks);
   const text = `# Reliability
 
 Figures of the last run of the chaos suite (\`test/chaos/chaos.test.ts\`), written by the suite itself.
@@ -97,7 +129,7 @@ otherwise (\`OUTBOUND_RETRY_SCHEDULE=1,2,4,8,15,30,30,30,30,30\`); after the fau
 until every terminal job's callback was acknowledged.
 Webhook clients retry with the same \`Idempotency-Key\` after a 503, a reset
 connection or the balancer's own 502/504; chat clients do not retry.
-${push.runs}
+${push.runs}${asks.runs}
 ## Faults, one at a time, under load
 
 | # | fault | detail |
@@ -133,7 +165,7 @@ The launcher restarts a process that dies (same ports, same data), as it does ou
 | callback duplicate deliveries (a job acknowledged more than once, same webhook-id) | ${f.callbacks.duplicateDeliveries} |
 | callback attempts received / answered 500 by the receiver | ${f.callbacks.attempts} / ${f.callbacks.receiverErrors} |
 | callbacks whose signature did not verify / jobs with several webhook-ids / webhook-ids for several jobs | ${f.callbacks.unverified} / ${f.callbacks.jobsWithSeveralIds} / ${f.callbacks.idsWithSeveralJobs} |
-${push.rows}`;
+${push.rows}${asks.rows}`;
   // Only the suite's own part is rewritten: sections written by hand (one per guarantee, each
   // naming the command that proves it) follow the marker and are kept as they are.
   const file = join(root, "RELIABILITY.md");
