@@ -1,5 +1,6 @@
 import type { Adapter, AdapterPayload } from "oidc-provider";
 import { sha256Hex } from "../infra/crypto.js";
+import { isStorableText } from "../infra/text.js";
 import { sqlNames } from "../db/names.js";
 import { OAuthModel } from "../db/schema.js";
 import type { Runtime } from "../runtime/runtime.js";
@@ -52,7 +53,8 @@ class PgAdapter implements Adapter {
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {
-    if (typeof id !== "string" || id.length > 2000) return undefined;
+    // Text PostgreSQL cannot hold (a NUL) names nothing stored: not found, not a failed statement.
+    if (typeof id !== "string" || id.length > 2000 || !isStorableText(id)) return undefined;
     if (this.kind === "Client" && /^https?:\/\//i.test(id)) return this.deps.resolveClientUrl(id);
     if (id.length > 255) return undefined;
     const { rows } = await this.pool.query<{ payload: AdapterPayload; consumed: boolean }>(
@@ -66,6 +68,7 @@ class PgAdapter implements Adapter {
   }
 
   async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+    if (typeof uid !== "string" || !isStorableText(uid)) return undefined;
     const { rows } = await this.pool.query<{ payload: AdapterPayload }>(
       `select ${T.payload} as payload from ${T.table} where ${T.kind} = $1 and ${T.uid} = $2 and (${T.expiresAt} is null or ${T.expiresAt} > now())`,
       [this.kind, uid],
