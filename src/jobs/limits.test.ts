@@ -1,11 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../config/config.js";
+import { testConfig } from "../../test/helpers/config.js";
 import { runLimits, runTimeouts } from "./limits.js";
 import { createRedactor } from "./redact.js";
 
-const config = loadConfig({
-  OPERATOR_TOKEN: "opr_" + "x".repeat(40),
-  SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString("base64"),
+const config = testConfig({
   SCRIPT_CPU_TIME_MS: "20000",
   SCRIPT_WALL_TIME_MS: "600000",
   UPSTREAM_TIMEOUT_MS: "1000",

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../config/config.js";
+import { testConfig } from "../../test/helpers/config.js";
 import { sandboxPool } from "./index.js";
 import { SandboxPool } from "./pool.js";
 
@@ -55,13 +55,7 @@ describe("sandbox pool: idle and worn threads", () => {
   });
 
   it("the process's pool takes both lifetimes from SANDBOX_THREAD_MAX_RUNS and SANDBOX_THREAD_IDLE_SECONDS", async () => {
-    const config = loadConfig({
-      OPERATOR_TOKEN: "opr_" + "x".repeat(40),
-      SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString("base64"),
-      SANDBOX_POOL_SIZE: "1",
-      SANDBOX_THREAD_MAX_RUNS: "2",
-      SANDBOX_THREAD_IDLE_SECONDS: "1",
-    });
+    const config = testConfig({ SANDBOX_POOL_SIZE: "1", SANDBOX_THREAD_MAX_RUNS: "2", SANDBOX_THREAD_IDLE_SECONDS: "1" });
     const shared = sandboxPool(config);
     try {
       const once = (n: number) => shared.run({ source: "export default async function run(input) { return input.n; }", input: { n }, limits });
