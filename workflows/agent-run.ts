@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, CancellationScope, condition, defineSignal, isCancellation, proxyActivities, proxyLocalActivities, setHandler } from "@temporalio/workflow";
+import { ActivityFailure, ApplicationFailure, CancellationScope, condition, defineSignal, isCancellation, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from "@temporalio/workflow";
 import type { JobActivities } from "../src/jobs/activities.js";
 import type { AskedInput } from "../src/jobs/ask.js";
 import type { InputActivities } from "../src/input-requests/activities.js";
@@ -135,5 +135,11 @@ const retention = proxyActivities<JobActivities>({ startToCloseTimeout: "6 hours
  * purge as if later; `runId` names the run's record (default: this workflow's id).
  */
 export async function purgePayloads(asOf?: string, runId?: string): Promise<number> {
-  return retention.purgeExpiredPayloads(asOf, runId);
+  try {
+    return await retention.purgeExpiredPayloads(asOf, runId);
+  } catch (err) {
+    // Every attempt failed, or the last one's worker stopped answering: the record must not stay `running`.
+    await bookkeeping.markRetentionFailed(runId ?? workflowInfo().workflowId, humanMessage(err));
+    throw err;
+  }
 }

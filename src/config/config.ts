@@ -157,6 +157,8 @@ export interface Config {
   /** How stale the API's active-job gauges may be: /metrics queries them at most this often. */
   metricsJobsRefreshMs: number;
   retentionBatchSize: number;
+  /** RETENTION_BATCH_TIMEOUT_SECONDS: PostgreSQL cancels a retention batch that runs longer. */
+  retentionBatchTimeoutMs: number;
   /** The worker's /metrics port (Temporal SDK + job metrics); unset: no worker metrics server. */
   workerMetricsPort: number | undefined;
   /** OpenTelemetry traces: `tracesUrl` set means on (OTLP/HTTP JSON to that URL). */
@@ -326,6 +328,7 @@ export function loadConfig(
     oauth: { registrationsPerMinute: env.OAUTH_REGISTRATIONS_PER_MINUTE, tokenRequestsPerMinute: env.OAUTH_TOKEN_REQUESTS_PER_MINUTE },
     metricsJobsRefreshMs: env.METRICS_JOBS_REFRESH_SECONDS * 1000,
     retentionBatchSize: env.RETENTION_BATCH_SIZE,
+    retentionBatchTimeoutMs: env.RETENTION_BATCH_TIMEOUT_SECONDS * 1000,
     workerMetricsPort: env.WORKER_METRICS_PORT,
     telemetry: {
       tracesUrl:

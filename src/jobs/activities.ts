@@ -7,7 +7,7 @@ import { InputRequested, type AskedInput, type AskHandler } from "./ask.js";
 import { wakeWaitingRuns } from "./slot-wake.js";
 import { executeAgent, newExecution } from "./execute.js";
 import { runTimeouts } from "./limits.js";
-import { runRetention } from "./retention.js";
+import { failRetentionRun, runRetention, type RetentionProgress } from "./retention.js";
 import { beginRunRow, markDone, markFailed, saveFailureDetails, saveOutputAndMarkDone, startAttempt } from "./store.js";
 
 function classify(err: unknown): Error {
@@ -107,17 +107,32 @@ export function createJobActivities(runtime: Runtime, extras: { ask?: AskHandler
     async purgeExpiredPayloads(asOf?: string, runId?: string): Promise<number> {
       const ctx = Context.current();
       const { metrics } = runtime;
-      const run = await runRetention(pool, runId ?? ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId, asOf ? new Date(asOf) : new Date(), {
-        batchSize: runtime.config.retentionBatchSize,
-        signal: ctx.cancellationSignal,
-        onBatch: (b) => {
-          metrics.retentionBatches.inc();
-          metrics.retentionPurged.inc({ kind: "payloads" }, b.payloads);
-          metrics.retentionPurged.inc({ kind: "idempotency_records" }, b.idempotencyRecords);
-          ctx.heartbeat(b);
-        },
-      });
-      return run.payloads;
+      let last: RetentionProgress = { payloads: 0, idempotencyRecords: 0 };
+      // One batch can outlast the heartbeat timeout (a busy database, a row a request holds): the
+      // worker says it is alive while the batch runs, or the batch would be retried beside itself.
+      const alive = setInterval(() => ctx.heartbeat(last), HEARTBEAT_EVERY_MS);
+      try {
+        const run = await runRetention(pool, runId ?? ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId, asOf ? new Date(asOf) : new Date(), {
+          batchSize: runtime.config.retentionBatchSize,
+          batchTimeoutMs: runtime.config.retentionBatchTimeoutMs,
+          signal: ctx.cancellationSignal,
+          onBatch: (b) => {
+            metrics.retentionBatches.inc();
+            metrics.retentionPurged.inc({ kind: "payloads" }, b.payloads);
+            metrics.retentionPurged.inc({ kind: "idempotency_records" }, b.idempotencyRecords);
+            last = b;
+            ctx.heartbeat(b);
+          },
+        });
+        return run.payloads;
+      } finally {
+        clearInterval(alive);
+      }
+    },
+
+    /** The retention workflow gave up (every attempt failed or its worker died): the run's record says so. */
+    async markRetentionFailed(runId: string, error: string): Promise<void> {
+      await failRetentionRun(pool, runId, error);
     },
   };
 }

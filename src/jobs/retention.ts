@@ -2,6 +2,7 @@ import type pg from "pg";
 import { AgentIdempotencyRecord, AuditEntry, IdempotencyRecord, InputRequest, RetentionRun } from "../db/schema.js";
 import { sqlNames } from "../db/names.js";
 import { statement } from "../db/statement.js";
+import { withTransaction } from "../db/tx.js";
 import { purgeDeliveryBodiesCte } from "../outbound/store.js";
 
 const E = sqlNames(AuditEntry);
@@ -81,10 +82,23 @@ export interface RetentionProgress {
 
 export interface RetentionOptions {
   batchSize: number;
+  /** PostgreSQL cancels a batch that runs longer (statement_timeout): the attempt fails, a rerun goes on from there. */
+  batchTimeoutMs?: number;
   /** Stops the run between batches (a worker shutting down, a cancelled activity, a test's crash). */
   signal?: AbortSignal;
   /** After each batch: what it purged (a heartbeat, the metrics). */
   onBatch?: (batch: RetentionProgress) => void;
+}
+
+const QUERY_CANCELED = "57014";
+
+/** One batch, in its own transaction under `timeoutMs` when given. Returns how many rows it purged. */
+async function purgeBatch(db: pg.Pool, query: pg.QueryConfig, timeoutMs: number | undefined): Promise<number> {
+  if (!timeoutMs) return (await db.query<{ n: number }>(query)).rows[0]?.n ?? 0;
+  return withTransaction(db, async (client) => {
+    await client.query(`select set_config('statement_timeout', $1, true)`, [String(Math.ceil(timeoutMs))]);
+    return (await client.query<{ n: number }>(query)).rows[0]?.n ?? 0;
+  });
 }
 
 /**
@@ -99,7 +113,7 @@ export async function runRetention(db: pg.Pool, runId: string, asOf: Date, o: Re
     for (const [step, key] of [[PURGE_PAYLOADS, "payloads"], ...PURGE_RECORDS.map((s) => [s, "idempotencyRecords"] as const)] as const) {
       for (;;) {
         o.signal?.throwIfAborted();
-        const n = (await db.query<{ n: number }>(step.with({ asOf: at, limit: o.batchSize, runId }))).rows[0]?.n ?? 0;
+        const n = await purgeBatch(db, step.with({ asOf: at, limit: o.batchSize, runId }), o.batchTimeoutMs);
         o.onBatch?.({ payloads: key === "payloads" ? n : 0, idempotencyRecords: key === "payloads" ? 0 : n });
         // A short batch: nothing more is expired, except rows locked right now (the next run takes them).
         if (n < o.batchSize) break;
@@ -107,8 +121,9 @@ export async function runRetention(db: pg.Pool, runId: string, asOf: Date, o: Re
     }
   } catch (err) {
     // Stopped between batches: the run stays `running` (a rerun finishes it); a failing statement marks it failed.
-    if (!o.signal?.aborted) await db.query(END_RUN.with({ runId, status: "failed", error: String(err).slice(0, 1000) })).catch(() => {});
-    throw err;
+    const why = (err as { code?: string }).code === QUERY_CANCELED ? `A batch ran longer than ${o.batchTimeoutMs} ms and was cancelled (RETENTION_BATCH_TIMEOUT_SECONDS); running it again goes on from there` : String(err);
+    if (!o.signal?.aborted) await db.query(END_RUN.with({ runId, status: "failed", error: why.slice(0, 1000) })).catch(() => {});
+    throw why === String(err) ? err : new Error(why, { cause: err });
   }
   return (await db.query<RetentionProgress>(END_RUN.with({ runId, status: "done", error: null }))).rows[0]!;
 }

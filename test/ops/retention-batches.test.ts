@@ -4,8 +4,10 @@ import { createAccount, gql } from "../helpers/graphql.js";
 import { must, newAgent, newTrigger, postWebhook, waitForJob } from "../helpers/ops.js";
 import { waitUntil } from "../helpers/worker-process.js";
 import { runRetention } from "../../src/jobs/retention.js";
+import { HEARTBEAT_TIMEOUT_MS } from "../../workflows/contract.js";
 
 const DAY = 86_400_000;
+const BATCH_TIMEOUT_S = 8;
 
 /**
  * Retention in batches (jobs/retention.ts): many expired runs are purged a batch per
@@ -36,7 +38,8 @@ describe("retention purges in bounded batches", () => {
   const runRow = async (id: string) => (await app.runtime.pool.query(`select status, batches, payloads from retention_runs where id = $1`, [id])).rows[0];
 
   beforeAll(async () => {
-    app = await startTestApp({ worker: true });
+    // Longer than the heartbeat timeout (a slow batch must not be retried), short enough to wait out 5 attempts.
+    app = await startTestApp({ worker: true, env: { RETENTION_BATCH_TIMEOUT_SECONDS: String(BATCH_TIMEOUT_S) } });
     const created = await createAccount(app.url, app.operatorToken, "bulk", "10");
     admin = created.adminToken;
     const trigger = await newTrigger(app.url, admin, await newAgent(app.url, admin, { name: "echo", script: "export default async function run(input) { return input; }" }));
@@ -105,5 +108,57 @@ describe("retention purges in bounded batches", () => {
     for (const q of [`{ retentionRuns { id } }`, `mutation { runRetention { id } }`]) {
       expect((await gql(app.url, admin, q)).errors?.[0]?.extensions?.code).toBe("FORBIDDEN");
     }
+  });
+  /** Holds `audit_entries` so no batch can take a row, until the returned release is called. */
+  const lockAuditEntries = async () => {
+    const client = await app.runtime.pool.connect();
+    await client.query("begin");
+    await client.query("lock table audit_entries in exclusive mode");
+    return async () => {
+      await client.query("rollback");
+      client.release();
+    };
+  };
+  const operatorRun = async () => (await must(app.url, app.operatorToken, `mutation { runRetention { id } }`)).runRetention.id as string;
+  const lastRun = async (id: string) => (await must(app.url, app.operatorToken, `{ retentionRuns(first: 5) { id status payloads error } }`)).retentionRuns.find((r: { id: string }) => r.id === id);
+
+  it("a batch slower than the heartbeat timeout is one attempt, not a retry beside itself", async () => {
+    await copyRuns(40, 50, "jslow");
+    const release = await lockAuditEntries();
+    let id: string;
+    try {
+      id = await operatorRun();
+      // The first batch waits for the lock past the heartbeat timeout, and ends well before its own.
+      await new Promise((r) => setTimeout(r, HEARTBEAT_TIMEOUT_MS + 1500));
+    } finally {
+      await release();
+    }
+    await waitUntil(async () => (await lastRun(id))?.status !== "running", 60_000, "the retention run");
+    expect(await lastRun(id)).toMatchObject({ status: "done", payloads: 40, error: null });
+    const events = (await app.runtime.temporal.client.workflow.getHandle(id).fetchHistory()).events ?? [];
+    expect(events.filter((e) => e.activityTaskTimedOutEventAttributes)).toEqual([]);
+    expect(events.flatMap((e) => (e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.attempt] : []))).toEqual([1]);
+  });
+
+  it("a run whose every attempt is stuck ends failed, saying why, not running forever", { timeout: 180_000 }, async () => {
+    await copyRuns(40, 55, "jstuck");
+    const release = await lockAuditEntries();
+    let id: string;
+    try {
+      id = await operatorRun();
+      // Five attempts, each cancelled by PostgreSQL after BATCH_TIMEOUT_S, with the retry backoff between.
+      await waitUntil(async () => (await app.runtime.temporal.client.workflow.getHandle(id).describe()).status.name !== "RUNNING", 150_000, "the retention workflow to give up");
+    } finally {
+      await release();
+    }
+    expect((await app.runtime.temporal.client.workflow.getHandle(id).describe()).status.name).toBe("FAILED");
+    const run = await lastRun(id);
+    expect(run).toMatchObject({ status: "failed", payloads: 0 });
+    expect(run.error).toMatch(/longer than 8000 ms.*RETENTION_BATCH_TIMEOUT_SECONDS/);
+    expect(await purged("jstuck")).toBe(0);
+    // Run again once the lock is gone, it purges them.
+    const again = await operatorRun();
+    await waitUntil(async () => (await lastRun(again))?.status === "done", 60_000, "the rerun");
+    expect(await purged("jstuck")).toBe(40);
   });
 });
