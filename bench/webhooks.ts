@@ -59,20 +59,28 @@ function payload(size: number): string {
   return JSON.stringify({ event: "order.created", order: { id: 12345, total: "19.99" }, pad: "x".repeat(Math.max(0, size - skeleton.length)) });
 }
 
-/** The headers a sender of `scheme` attaches; Standard Webhooks gets a fresh message id per request (it is the idempotency key). */
-function signer(scheme: Scheme, secret: string, body: string): () => Record<string, string> {
-  if (scheme === "x-trigger-secret") return () => ({ "x-trigger-secret": secret });
+/**
+ * What a sender of `scheme` attaches to its `n`th request. Standard Webhooks gets a fresh message id
+ * per request (it is the idempotency key). HMAC + timestamp signs each request's own body, made
+ * unique by a sequence number in its padding: the gateway takes a repeated MAC for the same delivery
+ * (one job), so one signature per row would measure deduplication, not ingest.
+ */
+function signer(scheme: Scheme, secret: string, body: string): () => { headers: Record<string, string>; body?: string } {
+  if (scheme === "x-trigger-secret") return () => ({ headers: { "x-trigger-secret": secret } });
   const ts = String(Math.floor(Date.now() / 1000)); // within the 5-minute tolerance for the whole cell
-  if (scheme === "HMAC + timestamp") {
-    const sig = createHmac("sha256", secret).update(`${ts}.`).update(body).digest("hex");
-    return () => ({ "x-service-timestamp": ts, "x-service-signature": `sha256=${sig}` });
-  }
-  const key = Buffer.from(secret.slice("whsec_".length), "base64");
   const run = randomBytes(4).toString("hex");
   let n = 0;
+  if (scheme === "HMAC + timestamp") {
+    return () => {
+      const own = body.replace("x".repeat(16), `${run}${String(n++).padStart(8, "0")}`);
+      const sig = createHmac("sha256", secret).update(`${ts}.`).update(own).digest("hex");
+      return { headers: { "x-service-timestamp": ts, "x-service-signature": `sha256=${sig}` }, body: own };
+    };
+  }
+  const key = Buffer.from(secret.slice("whsec_".length), "base64");
   return () => {
     const id = `msg_${run}_${n++}`;
-    return { "webhook-id": id, "webhook-timestamp": ts, "webhook-signature": `v1,${createHmac("sha256", key).update(`${id}.${ts}.`).update(body).digest("base64")}` };
+    return { headers: { "webhook-id": id, "webhook-timestamp": ts, "webhook-signature": `v1,${createHmac("sha256", key).update(`${id}.${ts}.`).update(body).digest("base64")}` } };
   };
 }
 
@@ -88,7 +96,14 @@ async function ingestCell(url: string, scheme: Scheme, secret: string, size: num
     body,
     connections,
     ...(amount ? { amount } : { duration }),
-    requests: [{ setupRequest: (req) => ({ ...req, headers: { ...req.headers, "content-type": "application/json", ...sign() } }) }],
+    requests: [
+      {
+        setupRequest: (req) => {
+          const signed = sign();
+          return { ...req, headers: { ...req.headers, "content-type": "application/json", ...signed.headers }, ...(signed.body ? { body: signed.body } : {}) };
+        },
+      },
+    ],
   });
 }
 
@@ -426,7 +441,8 @@ await main(async () => {
         "the dispatcher work of the rows before it). Each 202 follows the commit of the job + audit entry (+ idempotency record); concurrent requests share",
         "one group commit. Meanwhile the API's dispatcher starts each job's workflow (on a task queue no worker polls), as deployed: the last column is",
         "how many it started per second during the row (what it does not start in time stays queued in PostgreSQL and is swept later).",
-        "HMAC + timestamp: `x-service-timestamp` + `x-service-signature: sha256=<hex HMAC of \"<ts>.<body>\">`, computed once per row. Standard Webhooks: a new",
+        "HMAC + timestamp: `x-service-timestamp` + `x-service-signature: sha256=<hex HMAC of \"<ts>.<body>\">`, signed per request over a body of the same size made",
+        "unique by a sequence number (a repeated MAC is the same delivery to the gateway: one job). Standard Webhooks: a new",
         "`webhook-id` per request (the gateway uses it as the idempotency key), signed per request by the load generator. \"committed / 2xx\": job rows",
         "created during the row against 202s received (never fewer; more by the requests still in flight when the row's time ran out).",
         "",
