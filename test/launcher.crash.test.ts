@@ -40,6 +40,20 @@ describe("journaled steps and waiting runs across a kill -9 of the whole npm sta
       EGRESS_CA_FILE: ca.caFile,
     };
   });
+  /** `npm start` on the shared data directory, in its own process group, once it is ready. */
+  const launchReady = async (): Promise<Launcher> => {
+    const l = await launch(dataDir, env, { group: true });
+    running.push(l);
+    await waitReady(l, 120_000);
+    return l;
+  };
+  /** A signal to the whole process group (API, worker, PostgreSQL, Temporal), and its exit. */
+  const signalGroup = async (l: Launcher, signal: NodeJS.Signals) => {
+    process.kill(-l.child.pid!, signal);
+    await l.exited;
+  };
+  const newAccount = async (name: string) => (JSON.parse(await admin(["create-account", "--name", name, "--balance", "10", "--json"], dataDir)) as { adminToken: string }).adminToken;
+
   afterAll(async () => {
     for (const l of running) if (l.child.exitCode === null && l.child.signalCode === null) process.kill(-l.child.pid!, "SIGKILL");
     const pids = childPids(dataDir);
@@ -52,11 +66,9 @@ describe("journaled steps and waiting runs across a kill -9 of the whole npm sta
   });
 
   it("chat, then fetch in flight, then SIGKILL of the process group: after the restart the run is done, the model was called once, the balance shows one charge", async () => {
-    let l = await launch(dataDir, env, { group: true });
-    running.push(l);
-    await waitReady(l, 120_000);
+    let l = await launchReady();
     const url = () => `http://127.0.0.1:${l.port}`;
-    const { adminToken } = JSON.parse(await admin(["create-account", "--name", "crash", "--balance", "10", "--json"], dataDir)) as { adminToken: string };
+    const adminToken = await newAccount("crash");
     const agentId = await createAgent(url(), adminToken, {
       name: "chat then fetch",
       script: `export default async function run(input, ctx) {
@@ -76,13 +88,10 @@ describe("journaled steps and waiting runs across a kill -9 of the whole npm sta
     // The chat step answered (its result went back to the script) and the fetch step was sent.
     await until(() => receiver.held.length === 1, "the fetch step at its receiver", 120_000);
     expect(fake.requests).toHaveLength(1);
-    process.kill(-l.child.pid!, "SIGKILL");
-    await l.exited;
+    await signalGroup(l, "SIGKILL");
     receiver.releaseHeld();
 
-    l = await launch(dataDir, env, { group: true });
-    running.push(l);
-    await waitReady(l, 120_000);
+    l = await launchReady();
     const job = await waitForJob(url(), jobId, { "x-trigger-secret": t.secret }, 180_000);
     expect(job.status, job.error).toBe("done");
     // The model step ran once; the fetch step (cut) ran again with the same Idempotency-Key.
@@ -94,16 +103,13 @@ describe("journaled steps and waiting runs across a kill -9 of the whole npm sta
     expect(cost).toBeGreaterThan(0);
     expect(await balance()).toBe(start - cost);
 
-    process.kill(-l.child.pid!, "SIGINT");
-    await l.exited;
+    await signalGroup(l, "SIGINT");
   }, 420_000);
 
   it("a run waiting for an answer, then SIGKILL of the process group: after the restart the answer URL answers it once and the run finishes once, the model called once", async () => {
-    let l = await launch(dataDir, env, { group: true });
-    running.push(l);
-    await waitReady(l, 120_000);
+    let l = await launchReady();
     const url = () => `http://127.0.0.1:${l.port}`;
-    const { adminToken } = JSON.parse(await admin(["create-account", "--name", "asking", "--balance", "10", "--json"], dataDir)) as { adminToken: string };
+    const adminToken = await newAccount("asking");
     const agentId = await createAgent(url(), adminToken, {
       name: "chat then ask",
       script: `export default async function run(input, ctx) {
@@ -123,11 +129,8 @@ describe("journaled steps and waiting runs across a kill -9 of the whole npm sta
     const answerUrl = (await status()).input_request.answer_url as string;
     expect(fake.requests.length - calls).toBe(1);
 
-    process.kill(-l.child.pid!, "SIGKILL");
-    await l.exited;
-    l = await launch(dataDir, env, { group: true });
-    running.push(l);
-    await waitReady(l, 120_000);
+    await signalGroup(l, "SIGKILL");
+    l = await launchReady();
     // Still waiting after the restart, with the same question and answer URL.
     expect((await status()).status).toBe("input_required");
     const pathOf = (u: string) => new URL(u).pathname + new URL(u).search;
@@ -142,7 +145,6 @@ describe("journaled steps and waiting runs across a kill -9 of the whole npm sta
     // The step before the question was not repeated by the run's second attempt.
     expect(fake.requests.length - calls).toBe(1);
 
-    process.kill(-l.child.pid!, "SIGINT");
-    await l.exited;
+    await signalGroup(l, "SIGINT");
   }, 420_000);
 });

@@ -121,9 +121,10 @@ export async function runRetention(db: pg.Pool, runId: string, asOf: Date, o: Re
     }
   } catch (err) {
     // Stopped between batches: the run stays `running` (a rerun finishes it); a failing statement marks it failed.
-    const why = (err as { code?: string }).code === QUERY_CANCELED ? `A batch ran longer than ${o.batchTimeoutMs} ms and was cancelled (RETENTION_BATCH_TIMEOUT_SECONDS); running it again goes on from there` : String(err);
+    const timedOut = (err as { code?: string }).code === QUERY_CANCELED;
+    const why = timedOut ? `A batch ran longer than ${o.batchTimeoutMs} ms and was cancelled (RETENTION_BATCH_TIMEOUT_SECONDS); running it again goes on from there` : String(err);
     if (!o.signal?.aborted) await db.query(END_RUN.with({ runId, status: "failed", error: why.slice(0, 1000) })).catch(() => {});
-    throw why === String(err) ? err : new Error(why, { cause: err });
+    throw timedOut ? new Error(why, { cause: err }) : err;
   }
   return (await db.query<RetentionProgress>(END_RUN.with({ runId, status: "done", error: null }))).rows[0]!;
 }
