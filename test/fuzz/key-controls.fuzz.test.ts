@@ -16,7 +16,7 @@ const RUNS = Math.max(20, Math.round(Number(process.env.FUZZ_RUNS ?? 1200) / 8))
 
 const dateLike = fc.oneof(
   fc.date({ min: new Date(-8.64e15), max: new Date(8.64e15) }).map((d) => (Number.isNaN(d.getTime()) ? "Invalid Date" : d.toISOString())),
-  fc.date({ min: new Date(Date.now() + 3_600_000), max: new Date("2200-01-01") }).map((d) => d.toISOString()),
+  fc.date({ min: new Date(Date.now() + 3_600_000), max: new Date("2200-01-01"), noInvalidDate: true }).map((d) => d.toISOString()),
   fc.constantFrom("2030-02-30T00:00:00Z", "2030-13-01T00:00:00Z", "+275760-09-13T00:00:00.000Z", "2030-01-01", "2030-01-01T00:00:00", "tomorrow", "0", "1e999", "2030-01-01T25:00:00Z"),
   fc.integer(),
   fc.double(),
