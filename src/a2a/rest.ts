@@ -9,6 +9,7 @@ import type { AgentKeyAuth } from "../keys/agent-key.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { appErrorToJsonRpc, internalJsonRpcError, INTERNAL_ERROR, INVALID_PARAMS } from "./errors.js";
 import { CALL_STATE, type CallState } from "./call.js";
+import { coalesceWrites } from "./coalesced-writes.js";
 
 /**
  * The HTTP+JSON binding at `<base>/v1` (spec §11), v1.0 and, by the `A2A-Version` header (absent
@@ -41,6 +42,8 @@ const STATUS_NAME: Record<number, string> = {
 const responses = new WeakMap<CallState, Response>();
 
 const CHAT_SEND = /\/message:(send|stream)$/;
+/** The methods answered with an SSE stream. */
+const STREAMS = /(\/message:stream|:subscribe)$/;
 
 /** The state the route keeps for a call, found again from the request (UserBuilder gets only it). */
 const stateOf = (req: Request) => req.res!.locals[CALL_STATE] as CallState;
@@ -123,6 +126,7 @@ export function restBinding(runtime: Runtime, handler: A2ARequestHandler, auth: 
     res.locals[CALL_STATE] = state;
     responses.set(state, res);
     answerOwnErrors(runtime, res, state);
+    if (STREAMS.test(req.path)) coalesceWrites(res);
     next();
   };
 
