@@ -1,6 +1,7 @@
 import type { Message } from "@a2a-js/sdk";
 import { AppError } from "../errors/app-error.js";
 import { chooseModel, executeTurn } from "../chat/engine.js";
+import { inFlightTurns, isShutdownCut, shuttingDown } from "../chat/in-flight.js";
 import { parseChatRequest } from "../chat/request.js";
 import type { RateLimitState } from "../chat/rate-limit.js";
 import { newId } from "../infra/ids.js";
@@ -13,6 +14,7 @@ import { StreamedTaskRecord } from "./streamed-task-record.js";
 import { chatContext, recordClientContext } from "./contexts.js";
 
 const CANCELED = "Canceled by the client";
+const CUT = shuttingDown().message;
 
 /**
  * A chat agent's A2A message is a chat turn on the context's thread, through the chat API's own
@@ -85,45 +87,56 @@ export async function startChatTask(
   const onDelta = hooks.onDelta;
   let accepted!: (info: { threadId: string }) => void;
   const started = new Promise<{ threadId: string }>((resolve) => (accepted = resolve));
-  const turn = executeTurn(
-    runtime,
-    {
-      agent: principal.agent,
-      keyId: principal.keyId,
-      threadId: chat.threadId,
-      messages: chat.messages,
-      maxTokens: chat.maxTokens,
-      rateLimit: { keyId: principal.keyId, limit: principal.rateLimitPerMinute, onState: hooks.onRateLimit },
-    },
-    {
-      stream: onDelta !== undefined,
-      onStart: accepted,
-      onDelta: onDelta && ((text: string) => {
-        if (!textSeen) {
-          textSeen = true;
-          // The deltas of this read (and the end, if it came with them: the finish claims the record first) are handled first.
-          setImmediate(() => streamed?.writeNow());
-        }
-        onDelta(text);
-      }),
-      signal: abort.signal,
-      openWith: hooks.record === "open" ? openTurnWithTask(record) : undefined,
-      // An answered turn's task ends in the turn's own finish statement: no commit of its own.
-      finishWith: async ({ content }) => {
-        ending = true;
-        // Was the record written before: by the open, or by the stream's own insert (once it settled)?
-        const claimed = streamed?.claim();
-        const writtenBefore = hooks.record === "open" || (claimed ? await claimed : false);
-        // The stream's insert failed (its id never left): the end is written alone, whatever that insert did.
-        if (claimed && !writtenBefore) return undefined;
-        endWritten = true;
-        const end: ChatTaskEnd = abort.signal.aborted ? { state: "canceled", answer: content, error: CANCELED } : { state: "completed", answer: content, error: null };
-        const at = new Date();
-        endRow = chatTaskRow(record.id, contextId, record.request, end, at);
-        return finishTurnWithTask(record, writtenBefore, end, at);
+  /** The turn's signal: aborted by CancelTask (`abort`) or by a graceful stop's cut. */
+  let turnSignal: AbortSignal | undefined;
+  // In the instance's turns, so a graceful stop cuts it as it cuts a chat completion (in-flight.ts).
+  const turn = inFlightTurns(runtime).run(abort.signal, (signal) => {
+    turnSignal = signal;
+    return executeTurn(
+      runtime,
+      {
+        agent: principal.agent,
+        keyId: principal.keyId,
+        threadId: chat.threadId,
+        messages: chat.messages,
+        maxTokens: chat.maxTokens,
+        rateLimit: { keyId: principal.keyId, limit: principal.rateLimitPerMinute, onState: hooks.onRateLimit },
       },
-    },
-  );
+      {
+        stream: onDelta !== undefined,
+        onStart: accepted,
+        onDelta: onDelta && ((text: string) => {
+          if (!textSeen) {
+            textSeen = true;
+            // The deltas of this read (and the end, if it came with them: the finish claims the record first) are handled first.
+            setImmediate(() => streamed?.writeNow());
+          }
+          onDelta(text);
+        }),
+        signal,
+        openWith: hooks.record === "open" ? openTurnWithTask(record) : undefined,
+        // An answered turn's task ends in the turn's own finish statement: no commit of its own.
+        finishWith: async ({ content }) => {
+          ending = true;
+          // Was the record written before: by the open, or by the stream's own insert (once it settled)?
+          const claimed = streamed?.claim();
+          const writtenBefore = hooks.record === "open" || (claimed ? await claimed : false);
+          // The stream's insert failed (its id never left): the end is written alone, whatever that insert did.
+          if (claimed && !writtenBefore) return undefined;
+          endWritten = true;
+          // A stream cut by a graceful stop is saved with what it sent, and fails (its client retries).
+          const end: ChatTaskEnd = abort.signal.aborted
+            ? { state: "canceled", answer: content, error: CANCELED }
+            : turnSignal?.aborted
+              ? { state: "failed", answer: content, error: CUT }
+              : { state: "completed", answer: content, error: null };
+          const at = new Date();
+          endRow = chatTaskRow(record.id, contextId, record.request, end, at);
+          return finishTurnWithTask(record, writtenBefore, end, at);
+        },
+      },
+    );
+  });
   // Refused (402, 429, thread_busy, an unknown thread, the key gone) or failed before the upstream
   // call: the caller gets the error and never the id. A record the open wrote reads as failed
   // once the turn's lease is released (store.ts INTERRUPTED).
@@ -153,9 +166,12 @@ export async function startChatTask(
   const done = turn.then(
     (r) => end(abort.signal.aborted ? "canceled" : "completed", r.content, abort.signal.aborted ? CANCELED : null),
     (err: unknown) => {
-      // The finish statement failed or refused (it throws then): it ended nothing; the end is written alone.
-      endWritten = false;
-      endRow = undefined;
+      // The finish statement failed or refused (it throws then): it ended nothing; the end is
+      // written alone. A cut that came after the finish wrote the end (a stream saved with what it sent) changes nothing.
+      if (!(endWritten && isShutdownCut(err))) {
+        endWritten = false;
+        endRow = undefined;
+      }
       return end(abort.signal.aborted ? "canceled" : "failed", null, abort.signal.aborted ? CANCELED : err instanceof AppError ? err.message : "The turn failed");
     },
   );

@@ -33,7 +33,8 @@ describe("graceful stop with chat turns in flight", () => {
 
   it("answers what finishes within the drain, cuts and settles the rest: balance = initial − charges of what was answered", async () => {
     const { accountId, adminToken } = await createAccount(app.url, app.operatorToken, "deploy", "10");
-    const agent = (await gql(app.url, adminToken, `mutation { createAgent(input: { name: "d" }) { id } }`)).data!.createAgent.id;
+    // Its default model is the one the chat calls name: A2A and MCP turns use it.
+    const agent = (await gql(app.url, adminToken, `mutation { createAgent(input: { name: "d", defaultModel: "${B}" }) { id } }`)).data!.createAgent.id;
     const key = (await gql(app.url, adminToken, `mutation($a: ID!) { createApiKey(agentId: $a, name: "k") { key } }`, { a: agent })).data!.createApiKey.key;
     const initial = await balanceMicros(app.url, adminToken);
     const post = (path: string, body: Record<string, unknown>) =>
@@ -41,6 +42,13 @@ describe("graceful stop with chat turns in flight", () => {
         async (r) => ({ status: r.status, text: await r.text().catch((err: Error) => `(cut: ${err.message})`) }),
         (err: Error) => ({ status: 0, text: String(err) }),
       );
+    const call = (path: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+      fetch(`${app.url}${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}`, ...headers }, body: JSON.stringify(body) }).then(
+        async (r) => ({ status: r.status, text: await r.text().catch((err: Error) => `(cut: ${err.message})`) }),
+        (err: Error) => ({ status: 0, text: String(err) }),
+      );
+    const a2a = (method: string, text: string) =>
+      call(`/api/a2a/${agent}`, { jsonrpc: "2.0", id: 1, method, params: { message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }] } } }, { "a2a-version": "1.0" });
     const sent = fake.requests.length;
     const pending = {
       chatDone: post("chat/completions", { messages: [{ role: "user", content: "quick #slow" }] }),
@@ -51,6 +59,10 @@ describe("graceful stop with chat turns in flight", () => {
       streamCutEmpty: post("chat/completions", { stream: true, messages: [{ role: "user", content: "silent #hang" }] }),
       streamCut: post("chat/completions", { stream: true, messages: [{ role: "user", content: "partial #cut" }] }),
       responseStreamCut: post("responses", { stream: true, input: "partial #cut" }),
+      // The agent protocols' turns are this instance's turns too.
+      a2aSendCut: a2a("SendMessage", "wait #hang"),
+      a2aStreamCut: a2a("SendStreamingMessage", "partial #cut"),
+      mcpCut: call(`/api/mcp/${agent}`, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "chat", arguments: { message: "wait #hang" } } }, { accept: "application/json, text/event-stream" }),
     };
     // Every turn holds its money and waits on the upstream; then the deploy stops this instance.
     for (let i = 0; fake.requests.length < sent + Object.keys(pending).length; i++) {
@@ -74,7 +86,7 @@ describe("graceful stop with chat turns in flight", () => {
       chargeOf(app.config, B, JSON.parse(r.responseDone!.text).usage) +
       chargeOf(app.config, B, events(r.streamDone!.text).at(-1).usage) +
       // The cut streams pay for what they sent: the provider's counts so far, the text it produced.
-      2 * chargeOf(app.config, B, { prompt_tokens: FAKE_B_START.input, completion_tokens: Math.max(FAKE_B_START.output, estimateTokens(partial)) });
+      3 * chargeOf(app.config, B, { prompt_tokens: FAKE_B_START.input, completion_tokens: Math.max(FAKE_B_START.output, estimateTokens(partial)) });
     expect(await storedBalanceMicros(app.runtime.pool, accountId)).toBe(initial - charges);
     expect(await unreleasedHolds(app.runtime.pool, accountId)).toEqual([]);
     for (const k of ["chatCut", "responseCut", "streamCutEmpty"]) {
@@ -91,5 +103,26 @@ describe("graceful stop with chat turns in flight", () => {
 
     const { rows } = await app.runtime.pool.query("select content from messages where thread_id = $1 and role = 'assistant'", [cut[0].thread_id]);
     expect(rows.map((x) => x.content)).toEqual(["Hello"]);
+
+    // A2A: a blocking send cut before any text is a failed task that cost nothing; a stream cut
+    // mid-answer ends with what it sent, failed, and the same 503 message (the client retries).
+    const cutMessage = "The server is shutting down; nothing was charged for what was not answered, retry the request";
+    const sendCut = JSON.parse(r.a2aSendCut!.text).result.task;
+    expect(sendCut.status.state, r.a2aSendCut!.text).toBe("TASK_STATE_FAILED");
+    expect(sendCut.status.message.parts[0].text).toBe(cutMessage);
+    const a2aEvents = events(r.a2aStreamCut!.text).map((e) => e.result);
+    const streamed = a2aEvents.filter((e) => e.artifactUpdate).flatMap((e) => e.artifactUpdate.artifact.parts.map((p: { text: string }) => p.text)).join("");
+    expect(streamed).toBe("Hello");
+    expect(a2aEvents.at(-1).statusUpdate.status.state).toBe("TASK_STATE_FAILED");
+    expect(a2aEvents.at(-1).statusUpdate.status.message.parts[0].text).toBe(cutMessage);
+    const { rows: tasks } = await app.runtime.pool.query("select id, state, answer, error from a2a_tasks where account_id = $1 order by answer nulls first", [accountId]);
+    expect(tasks).toEqual([
+      { id: sendCut.id, state: "failed", answer: null, error: cutMessage },
+      { id: a2aEvents[0].task.id, state: "failed", answer: "Hello", error: cutMessage },
+    ]);
+    // MCP: the chat tool's error result, as a chat completion's 503.
+    const mcp = JSON.parse(r.mcpCut!.text).result;
+    expect(mcp.isError).toBe(true);
+    expect(mcp.content[0].text).toBe(`service_unavailable: ${cutMessage}; retry after 1 s`);
   });
 });

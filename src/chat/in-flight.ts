@@ -1,16 +1,25 @@
 import { AppError } from "../errors/app-error.js";
 import { ClientAborted } from "../providers/index.js";
+import type { Runtime } from "../runtime/runtime.js";
 
-const shuttingDown = () =>
-  new AppError("service_unavailable", "The server is shutting down; nothing was charged for what was not answered, retry the request", { headers: { "Retry-After": "1" } });
+const cutErrors = new WeakSet<AppError>();
+
+/** 503 service_unavailable (Retry-After): the error of a turn refused or cut by a graceful stop. */
+export const shuttingDown = (): AppError => {
+  const err = new AppError("service_unavailable", "The server is shutting down; nothing was charged for what was not answered, retry the request", { headers: { "Retry-After": "1" } });
+  cutErrors.add(err);
+  return err;
+};
 
 /**
- * The chat and responses turns this API instance is serving, so a graceful stop settles each one
- * before the process exits (issue 17): the HTTP drain lets them finish for up to
- * SHUTDOWN_DRAIN_MS, then `cut` aborts those still waiting on their upstream and waits until each
- * has settled its hold: a turn that answered nothing releases it whole, a stream is saved and
- * billed for what it sent. A cut turn fails with 503 service_unavailable (Retry-After), so its
- * client learns to retry elsewhere; a turn that starts after the cut is refused the same way.
+ * The chat turns this API instance is serving (chat completions, Responses, A2A, MCP), so a
+ * graceful stop settles each one before the process exits (issue 17): the HTTP drain lets them
+ * finish for up to SHUTDOWN_DRAIN_MS, then `cut` aborts those still waiting on their upstream and
+ * waits until each has settled its hold: a turn that answered nothing releases it whole, a stream
+ * is saved and billed for what it sent. A cut turn fails with 503 service_unavailable
+ * (Retry-After), so its client learns to retry elsewhere; a turn that starts after the cut is
+ * refused the same way. (A2A answers a cut turn as a failed task with that message; MCP as the
+ * chat tool's error result.)
  */
 export class InFlightTurns {
   private readonly turns = new Set<{ controller: AbortController; settled: Promise<unknown> }>();
@@ -44,3 +53,15 @@ export class InFlightTurns {
     await Promise.all(turns.map((t) => t.settled));
   }
 }
+
+/** The turns of one API instance, whichever surface runs them (chat, Responses, A2A, MCP): one `cut` settles them all. */
+const perRuntime = new WeakMap<Runtime, InFlightTurns>();
+
+export function inFlightTurns(runtime: Runtime): InFlightTurns {
+  let turns = perRuntime.get(runtime);
+  if (!turns) perRuntime.set(runtime, (turns = new InFlightTurns()));
+  return turns;
+}
+
+/** Whether `err` is the error of a turn refused or cut by a graceful stop. */
+export const isShutdownCut = (err: unknown): boolean => err instanceof AppError && cutErrors.has(err);

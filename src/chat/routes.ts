@@ -8,7 +8,7 @@ import { SUPPORTED_MODELS } from "../config/models.js";
 import type { RouteModule } from "../http/server.js";
 import { chooseModel, executeTurn } from "./engine.js";
 import { admission } from "./admission.js";
-import { InFlightTurns } from "./in-flight.js";
+import { inFlightTurns } from "./in-flight.js";
 import { sweepRateLimits } from "./rate-limit.js";
 import { startHoldReclaim } from "./reclaim.js";
 import { parseChatRequest } from "./request.js";
@@ -33,8 +33,8 @@ export const chatRoutes: RouteModule = (runtime) => {
   const stopReclaim = startHoldReclaim(runtime);
 
   const admit = admission(runtime, keys);
-  // Every turn this instance serves, so a graceful stop settles each one (in-flight.ts).
-  const turns = new InFlightTurns();
+  // Every turn this instance serves, A2A's and MCP's too, so a graceful stop settles each one (in-flight.ts).
+  const turns = inFlightTurns(runtime);
   // The models routes have no hold that re-checks the key in the database: look it up fresh.
   const authFresh = (req: express.Request) => keys.authenticate(req.get("authorization"), req.get("x-api-key"), { fresh: true });
 

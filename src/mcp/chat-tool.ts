@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { executeTurn } from "../chat/engine.js";
+import { inFlightTurns } from "../chat/in-flight.js";
 import { parseChatRequest } from "../chat/request.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { toolErrorFrom, toolSuccess } from "./tool-result.js";
@@ -35,16 +36,19 @@ export function chatTool(runtime: Runtime, agentName: string): ToolSpec {
       try {
         // The chat API's own validation, so both surfaces accept and refuse the same messages.
         const chat = parseChatRequest({ messages: [{ role: "user", content: message }], ...(thread_id !== undefined ? { thread_id } : {}) });
-        const turn = await executeTurn(
-          runtime,
-          {
-            agent: principal.agent,
-            keyId: principal.keyId,
-            threadId: chat.threadId,
-            messages: chat.messages,
-            rateLimit: { keyId: principal.keyId, limit: principal.rateLimitPerMinute },
-          },
-          { signal },
+        // A graceful stop cuts it like a chat completion: the hold released, the error a 503's.
+        const turn = await inFlightTurns(runtime).run(signal, (turnSignal) =>
+          executeTurn(
+            runtime,
+            {
+              agent: principal.agent,
+              keyId: principal.keyId,
+              threadId: chat.threadId,
+              messages: chat.messages,
+              rateLimit: { keyId: principal.keyId, limit: principal.rateLimitPerMinute },
+            },
+            { signal: turnSignal },
+          ),
         );
         return toolSuccess(turn.content, { answer: turn.content, thread_id: turn.threadId });
       } catch (err) {
