@@ -26,4 +26,18 @@ describe("a2a_tasks indexes", () => {
     expect(rows.filter((r) => ended.includes(r.column))).toEqual([{ index: "a2a_tasks_agent_updated_idx", column: T.updatedAt }]);
     expect(rows.filter((r) => r.index === "a2a_tasks_agent_updated_idx").map((r) => r.column).sort()).toEqual([T.agent, T.id, T.updatedAt].sort());
   });
+
+  it("the lookups by agent (the reclaim's, the cascade from agents) go through ListTasks' index: no index of the agent alone doubles it", async () => {
+    const { rows } = await db().query<{ index: string }>(`select indexrelid::regclass::text as index from pg_index where indrelid = $1::regclass order by 1`, [T.table]);
+    expect(rows.map((r) => r.index)).toEqual(["a2a_tasks_account_id_index", "a2a_tasks_agent_updated_idx", "a2a_tasks_pkey"]);
+    await db().query("begin");
+    try {
+      // The table is empty here: without this the planner reads it whole, whatever the indexes.
+      await db().query("set local enable_seqscan = off");
+      const plan = await db().query<{ "QUERY PLAN": string }>(`explain select ${T.id} from ${T.table} where ${T.agent} = 'agt_x' and ${T.contextId} = 'thr_x' and ${T.kind} = 'chat'`);
+      expect(plan.rows.map((r) => r["QUERY PLAN"]).join("\n")).toContain("a2a_tasks_agent_updated_idx");
+    } finally {
+      await db().query("rollback");
+    }
+  });
 });

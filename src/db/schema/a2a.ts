@@ -17,6 +17,9 @@ export const A2aTask = defineEntity({
   tableName: "a2a_tasks",
   properties: {
     ...agentOwned(),
+    // No index of its own: a2a_tasks_agent_updated_idx leads with it (lookups by agent, the
+    // cascade from agents), and every task's insert writes one index entry fewer.
+    agent: () => p.manyToOne(Agent).deleteRule("cascade"),
     contextId: p.string().length(255),
     /** `chat` (a turn on thread `contextId`) or `job` (the job with this id). */
     kind: p.string().length(10),
