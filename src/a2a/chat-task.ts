@@ -116,7 +116,7 @@ export async function startChatTask(
         signal,
         openWith: hooks.record === "open" ? openTurnWithTask(record) : undefined,
         // An answered turn's task ends in the turn's own finish statement: no commit of its own.
-        finishWith: async ({ content }) => {
+        finishWith: async ({ content, aborted }) => {
           ending = true;
           // Was the record written before: by the open, or by the stream's own insert (once it settled)?
           const claimed = streamed?.claim();
@@ -124,10 +124,11 @@ export async function startChatTask(
           // The stream's insert failed (its id never left): the end is written alone, whatever that insert did.
           if (claimed && !writtenBefore) return undefined;
           endWritten = true;
-          // A stream cut by a graceful stop is saved with what it sent, and fails (its client retries).
+          // A stream cut by a graceful stop mid-answer is saved with what it sent, and fails (its
+          // client retries); one whose answer was whole when the cut came completes, as a chat completion does.
           const end: ChatTaskEnd = abort.signal.aborted
             ? { state: "canceled", answer: content, error: CANCELED }
-            : turnSignal?.aborted
+            : aborted && turnSignal?.aborted
               ? { state: "failed", answer: content, error: CUT }
               : { state: "completed", answer: content, error: null };
           const at = new Date();
