@@ -9,8 +9,9 @@ import { estimateTokens } from "../../src/providers/index.js";
  * A graceful stop (a rolling deploy) costs customers nothing they were not answered (issue 17):
  * turns that finish within SHUTDOWN_DRAIN_MS are answered and billed; those still waiting on
  * their upstream then are cut: a non-stream chat or Responses turn answers 503 and releases its
- * hold, a stream that sent part of its answer is saved and billed for that part. The oracle is
- * the account's balance, read from its row after the API stopped.
+ * hold, a stream that sent part of its answer is saved and billed for that part; A2A and MCP
+ * turns alike (a failed task, a tool error). The oracle is the account's balance, read from its
+ * row after the API stopped.
  */
 const B = "provider_b/model-haiku-4-5-20251001";
 /** What the fake provider_b reports at message_start, before a #cut stream stalls. */
@@ -37,16 +38,12 @@ describe("graceful stop with chat turns in flight", () => {
     const agent = (await gql(app.url, adminToken, `mutation { createAgent(input: { name: "d", defaultModel: "${B}" }) { id } }`)).data!.createAgent.id;
     const key = (await gql(app.url, adminToken, `mutation($a: ID!) { createApiKey(agentId: $a, name: "k") { key } }`, { a: agent })).data!.createApiKey.key;
     const initial = await balanceMicros(app.url, adminToken);
-    const post = (path: string, body: Record<string, unknown>) =>
-      fetch(`${app.url}/api/v1/${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify({ model: B, ...body }) }).then(
-        async (r) => ({ status: r.status, text: await r.text().catch((err: Error) => `(cut: ${err.message})`) }),
-        (err: Error) => ({ status: 0, text: String(err) }),
-      );
     const call = (path: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
       fetch(`${app.url}${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}`, ...headers }, body: JSON.stringify(body) }).then(
         async (r) => ({ status: r.status, text: await r.text().catch((err: Error) => `(cut: ${err.message})`) }),
         (err: Error) => ({ status: 0, text: String(err) }),
       );
+    const post = (path: string, body: Record<string, unknown>) => call(`/api/v1/${path}`, { model: B, ...body });
     const a2a = (method: string, text: string) =>
       call(`/api/a2a/${agent}`, { jsonrpc: "2.0", id: 1, method, params: { message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }] } } }, { "a2a-version": "1.0" });
     const sent = fake.requests.length;
