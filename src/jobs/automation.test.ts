@@ -211,6 +211,29 @@ describe("automation: egress, secrets, logs", () => {
     expect(Number(scheduled.heartbeatTimeout!.seconds)).toBe(5);
   });
 
+  it("a run's heartbeats reach Temporal every second or so, not every 0.8 × the 5 s timeout: a stall of a second or two does not time the attempt out", async () => {
+    const { trigger } = await agentWith(`export default async function run(input, ctx) { return (await ctx.fetch(input.url)).status; }`, ["api.test"]);
+    const r = await postWebhook(app.url, trigger.id, JSON.stringify({ url: `https://api.test:${api.port}/hold-heartbeats` }), { "x-trigger-secret": trigger.secret });
+    expect(r.status).toBe(202);
+    const handle = app.runtime.temporal.client.workflow.getHandle(r.body.job_id);
+    // While the run waits on its held fetch: every heartbeat time the server records.
+    const beats = new Set<number>();
+    const until = Date.now() + 60_000;
+    while (beats.size < 7 && Date.now() < until) {
+      const pending = (await handle.describe().catch(() => undefined))?.raw.pendingActivities?.find((a) => a.activityType?.name === "executeAgentRun");
+      const t = pending?.lastHeartbeatTime;
+      if (t) beats.add(Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6));
+      await new Promise((res) => setTimeout(res, 200));
+    }
+    api.releaseHeld();
+    await waitForJob(app.url, r.body.job_id, { "x-trigger-secret": trigger.secret }, 60_000);
+    const times = [...beats].sort((a, b) => a - b);
+    expect(times.length).toBe(7);
+    const gaps = times.slice(1).map((t, i) => t - times[i]!);
+    // Throttled to 0.8 × the timeout, the gaps are 4 s: one of them reaching half the timeout fails it.
+    expect(Math.max(...gaps), `heartbeat gaps ${gaps.join(", ")} ms`).toBeLessThan(2500);
+  });
+
   it("imports a script file through GraphQL, with errors at line and column and the size limit", async () => {
     const agentId = await createAgent(app.url, admin, { name: "imported" });
     const bad = await gql(app.url, admin, `mutation($id: ID!, $s: String!) { importAgentScript(agentId: $id, source: $s) { id } }`, {

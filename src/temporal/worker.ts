@@ -8,7 +8,7 @@ import { createOutboundActivities } from "../outbound/activities.js";
 import { startStuckDeliverySweep } from "../outbound/stuck-sweep.js";
 import { a2aPushBody, a2aPushHeaders } from "../a2a/push.js";
 import { inputEventBody } from "../input-requests/view.js";
-import { outboundTaskQueue } from "../../workflows/contract.js";
+import { HEARTBEAT_EVERY_MS, outboundTaskQueue } from "../../workflows/contract.js";
 import { workflowBundle } from "./workflow-bundle.js";
 import { jobMetricsInterceptor, loopbackPort, startWorkerMetricsServer } from "./worker-metrics.js";
 
@@ -92,6 +92,11 @@ export async function startWorker(runtime: Runtime, options: { taskQueue?: strin
     // two slots even when one is asked for, so eager dispatch needs SANDBOX_POOL_SIZE ≥ 3.
     activityTaskPollerBehavior: { type: "simple-maximum", maximum: Math.max(1, Math.floor(config.sandbox.poolSize / 2)) },
     shutdownGraceTime: config.workerShutdownGraceMs,
+    // The SDK sends an activity's heartbeats at most every 0.8 × its heartbeat timeout (4 of the
+    // runs' 5 s), leaving 1 s for any stall (a busy event loop, a Temporal restart) before the
+    // attempt times out: under the chaos suite's load five attempts in a row did, and a run failed.
+    // Sent every second, as the activities beat, a heartbeat has 4 s of slack.
+    maxHeartbeatThrottleInterval: HEARTBEAT_EVERY_MS,
     interceptors: { activity: [jobMetricsInterceptor(runtime.metrics)] },
     // OpenTelemetry (when on): workflow and activity spans continue the trace the start carried.
     plugins: runtime.tracing ? [runtime.tracing.temporalPlugin] : [],
