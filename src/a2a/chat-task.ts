@@ -1,7 +1,7 @@
 import type { Message } from "@a2a-js/sdk";
 import { AppError } from "../errors/app-error.js";
 import { chooseModel, executeTurn } from "../chat/engine.js";
-import { inFlightTurns, isShutdownCut, shuttingDown } from "../chat/in-flight.js";
+import { inFlightTurns, isShutdownCut, SHUTTING_DOWN } from "../chat/in-flight.js";
 import { parseChatRequest } from "../chat/request.js";
 import type { RateLimitState } from "../chat/rate-limit.js";
 import { newId } from "../infra/ids.js";
@@ -14,7 +14,6 @@ import { StreamedTaskRecord } from "./streamed-task-record.js";
 import { chatContext, recordClientContext } from "./contexts.js";
 
 const CANCELED = "Canceled by the client";
-const CUT = shuttingDown().message;
 
 /**
  * A chat agent's A2A message is a chat turn on the context's thread, through the chat API's own
@@ -87,12 +86,10 @@ export async function startChatTask(
   const onDelta = hooks.onDelta;
   let accepted!: (info: { threadId: string }) => void;
   const started = new Promise<{ threadId: string }>((resolve) => (accepted = resolve));
-  /** The turn's signal: aborted by CancelTask (`abort`) or by a graceful stop's cut. */
-  let turnSignal: AbortSignal | undefined;
-  // In the instance's turns, so a graceful stop cuts it as it cuts a chat completion (in-flight.ts).
-  const turn = inFlightTurns(runtime).run(abort.signal, (signal) => {
-    turnSignal = signal;
-    return executeTurn(
+  // In the instance's turns, so a graceful stop cuts it as it cuts a chat completion (in-flight.ts):
+  // `signal` fires on CancelTask (`abort`) or on the cut.
+  const turn = inFlightTurns(runtime).run(abort.signal, (signal) =>
+    executeTurn(
       runtime,
       {
         agent: principal.agent,
@@ -128,16 +125,16 @@ export async function startChatTask(
           // client retries); one whose answer was whole when the cut came completes, as a chat completion does.
           const end: ChatTaskEnd = abort.signal.aborted
             ? { state: "canceled", answer: content, error: CANCELED }
-            : aborted && turnSignal?.aborted
-              ? { state: "failed", answer: content, error: CUT }
+            : aborted && signal.aborted
+              ? { state: "failed", answer: content, error: SHUTTING_DOWN }
               : { state: "completed", answer: content, error: null };
           const at = new Date();
           endRow = chatTaskRow(record.id, contextId, record.request, end, at);
           return finishTurnWithTask(record, writtenBefore, end, at);
         },
       },
-    );
-  });
+    ),
+  );
   // Refused (402, 429, thread_busy, an unknown thread, the key gone) or failed before the upstream
   // call: the caller gets the error and never the id. A record the open wrote reads as failed
   // once the turn's lease is released (store.ts INTERRUPTED).

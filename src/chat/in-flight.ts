@@ -2,11 +2,13 @@ import { AppError } from "../errors/app-error.js";
 import { ClientAborted } from "../providers/index.js";
 import type { Runtime } from "../runtime/runtime.js";
 
+/** Why a turn was refused or cut by a graceful stop (A2A's failed task says it too). */
+export const SHUTTING_DOWN = "The server is shutting down; nothing was charged for what was not answered, retry the request";
 const cutErrors = new WeakSet<AppError>();
 
 /** 503 service_unavailable (Retry-After): the error of a turn refused or cut by a graceful stop. */
-export const shuttingDown = (): AppError => {
-  const err = new AppError("service_unavailable", "The server is shutting down; nothing was charged for what was not answered, retry the request", { headers: { "Retry-After": "1" } });
+const shuttingDown = (): AppError => {
+  const err = new AppError("service_unavailable", SHUTTING_DOWN, { headers: { "Retry-After": "1" } });
   cutErrors.add(err);
   return err;
 };
