@@ -146,6 +146,11 @@ describe("A2A over HTTP+JSON", () => {
     const legacy = await fetch(`${base}/v1/message:send`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${chatKey}` }, body: JSON.stringify({ message: { messageId: "r4", role: "ROLE_USER", content: [{ text: "x" }], contextId: "thr_nope" } }) });
     expect(legacy.status).toBe(404);
     expect(await legacy.json()).toMatchObject({ code: -32602, data: { code: "thread_not_found" } });
+    // A version neither router serves is the spec's VersionNotSupportedError (v1.0 calls skip v0.3's router).
+    const auth = { authorization: `Bearer ${chatKey}` };
+    const unsupported = await fetch(`${base}/message:send`, { method: "POST", headers: { ...h, ...auth, "A2A-Version": "2.0" }, body: body.replace("r1", "r7") });
+    expect(unsupported.status).toBe(400);
+    expect((await unsupported.json()).error.details[0]).toMatchObject({ reason: "VERSION_NOT_SUPPORTED" });
     // A body the SDK cannot decode is the client's fault, and shows no internals.
     const garbled = await fetch(`${base}/message:send`, { method: "POST", headers: { ...h, authorization: `Bearer ${chatKey}` }, body: JSON.stringify({ message: { messageId: "r5", role: "ROLE_USER", parts: "nope" } }) });
     expect(garbled.status).toBeLessThan(500);

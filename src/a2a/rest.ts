@@ -147,17 +147,24 @@ export function restBinding(runtime: Runtime, handler: A2ARequestHandler, auth: 
     return { isAuthenticated: true, userName: state.principal.keyId, [CALL_STATE]: state };
   };
 
-  const sdkRouter = restHandler({
-    requestHandler: withHeldStreams(handler),
-    userBuilder,
-    legacyCompat: { enabled: true },
-    contextBuilder: (args) => {
-      const context = defaultServerCallContextBuilder(args);
-      context.state.set(CALL_STATE, (args.user as { [CALL_STATE]?: CallState })[CALL_STATE]);
-      return context;
-    },
-  });
-  return [authenticate, body, bodyErrors, sdkRouter];
+  const sdkRouter = (legacyCompat: boolean) =>
+    restHandler({
+      requestHandler: withHeldStreams(handler),
+      userBuilder,
+      legacyCompat: { enabled: legacyCompat },
+      contextBuilder: (args) => {
+        const context = defaultServerCallContextBuilder(args);
+        context.state.set(CALL_STATE, (args.user as { [CALL_STATE]?: CallState })[CALL_STATE]);
+        return context;
+      },
+    });
+  // A v1.0 call goes straight to the v1.0 routes: the SDK's v0.3 router in front of them would
+  // only pass it on, after one more router's dispatch. Every other version (absent, 0.3, one the
+  // SDK refuses) goes through both, as the SDK serves them.
+  const v1Only = sdkRouter(false);
+  const withLegacy = sdkRouter(true);
+  const byVersion: RequestHandler = (req, res, next) => (req.get("a2a-version")?.trim() === "1.0" ? v1Only : withLegacy)(req, res, next);
+  return [authenticate, body, bodyErrors, byVersion];
 }
 
 /**
