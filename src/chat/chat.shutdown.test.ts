@@ -46,6 +46,8 @@ describe("graceful stop with chat turns in flight", () => {
     const post = (path: string, body: Record<string, unknown>) => call(`/api/v1/${path}`, { model: B, ...body });
     const a2a = (method: string, text: string) =>
       call(`/api/a2a/${agent}`, { jsonrpc: "2.0", id: 1, method, params: { message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }] } } }, { "a2a-version": "1.0" });
+    const a2aRest = (method: "send" | "stream", text: string) =>
+      call(`/api/a2a/${agent}/v1/message:${method}`, { message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }] } }, { "a2a-version": "1.0" });
     const sent = fake.requests.length;
     const pending = {
       chatDone: post("chat/completions", { messages: [{ role: "user", content: "quick #slow" }] }),
@@ -59,6 +61,9 @@ describe("graceful stop with chat turns in flight", () => {
       // The agent protocols' turns are this instance's turns too.
       a2aSendCut: a2a("SendMessage", "wait #hang"),
       a2aStreamCut: a2a("SendStreamingMessage", "partial #cut"),
+      // And on the HTTP+JSON binding, the same tasks without the JSON-RPC envelope.
+      a2aRestSendCut: a2aRest("send", "wait #hang"),
+      a2aRestStreamCut: a2aRest("stream", "partial #cut"),
       mcpCut: call(`/api/mcp/${agent}`, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "chat", arguments: { message: "wait #hang" } } }, { accept: "application/json, text/event-stream" }),
     };
     // Every turn holds its money and waits on the upstream; then the deploy stops this instance.
@@ -83,7 +88,7 @@ describe("graceful stop with chat turns in flight", () => {
       chargeOf(app.config, B, JSON.parse(r.responseDone!.text).usage) +
       chargeOf(app.config, B, events(r.streamDone!.text).at(-1).usage) +
       // The cut streams pay for what they sent: the provider's counts so far, the text it produced.
-      3 * chargeOf(app.config, B, { prompt_tokens: FAKE_B_START.input, completion_tokens: Math.max(FAKE_B_START.output, estimateTokens(partial)) });
+      4 * chargeOf(app.config, B, { prompt_tokens: FAKE_B_START.input, completion_tokens: Math.max(FAKE_B_START.output, estimateTokens(partial)) });
     expect(await storedBalanceMicros(app.runtime.pool, accountId)).toBe(initial - charges);
     expect(await unreleasedHolds(app.runtime.pool, accountId)).toEqual([]);
     for (const k of ["chatCut", "responseCut", "streamCutEmpty"]) {
@@ -112,11 +117,19 @@ describe("graceful stop with chat turns in flight", () => {
     expect(streamed).toBe("Hello");
     expect(a2aEvents.at(-1).statusUpdate.status.state).toBe("TASK_STATE_FAILED");
     expect(a2aEvents.at(-1).statusUpdate.status.message.parts[0].text).toBe(cutMessage);
-    const { rows: tasks } = await app.runtime.pool.query("select id, state, answer, error from a2a_tasks where account_id = $1 order by answer nulls first", [accountId]);
-    expect(tasks).toEqual([
-      { id: sendCut.id, state: "failed", answer: null, error: cutMessage },
-      { id: a2aEvents[0].task.id, state: "failed", answer: "Hello", error: cutMessage },
-    ]);
+    const restSendCut = JSON.parse(r.a2aRestSendCut!.text).task;
+    expect(r.a2aRestSendCut!.status, r.a2aRestSendCut!.text).toBe(200);
+    expect(restSendCut.status.state).toBe("TASK_STATE_FAILED");
+    expect(restSendCut.status.message.parts[0].text).toBe(cutMessage);
+    const restEvents = events(r.a2aRestStreamCut!.text);
+    expect(restEvents.filter((e) => e.artifactUpdate).flatMap((e) => e.artifactUpdate.artifact.parts.map((p: { text: string }) => p.text)).join("")).toBe("Hello");
+    expect(restEvents.at(-1).statusUpdate.status.state, r.a2aRestStreamCut!.text).toBe("TASK_STATE_FAILED");
+    expect(restEvents.at(-1).statusUpdate.status.message.parts[0].text).toBe(cutMessage);
+    const { rows: tasks } = await app.runtime.pool.query("select id, state, answer, error from a2a_tasks where account_id = $1 order by id", [accountId]);
+    const ended = (id: string, answer: string | null) => ({ id, state: "failed", answer, error: cutMessage });
+    expect(tasks).toEqual(
+      [ended(sendCut.id, null), ended(a2aEvents[0].task.id, "Hello"), ended(restSendCut.id, null), ended(restEvents[0].task.id, "Hello")].sort((a, b) => (a.id < b.id ? -1 : 1)),
+    );
     // MCP: the chat tool's error result, as a chat completion's 503.
     const mcp = JSON.parse(r.mcpCut!.text).result;
     expect(mcp.isError).toBe(true);
