@@ -34,6 +34,8 @@ declare module "autocannon" {
     duration: number;
     errors: number;
     timeouts: number;
+    /** Answers per HTTP status. */
+    statusCodeStats?: Record<string, { count: number }>;
   }
   function autocannon(options: Options): Promise<Result>;
   export default autocannon;

@@ -133,6 +133,12 @@ function cpuMsOf(pid: number): number | undefined {
   }
 }
 
+/** The non-2xx statuses of a cell, as " (429×2, 503×1)", so an error line says what the errors were. */
+const statusesOf = (r: { statusCodeStats?: Record<string, { count: number }> }) => {
+  const codes = Object.entries(r.statusCodeStats ?? {}).filter(([code]) => !code.startsWith("2"));
+  return codes.length ? ` (${codes.map(([code, s]) => `${code}×${s.count}`).join(", ")})` : "";
+};
+
 /** Error answers of the measured cells, reported together at the end (and the run fails). */
 const failures: string[] = [];
 
@@ -161,7 +167,7 @@ async function load(t: Target, stream: boolean, duration: number, connections: n
   const errors = r.non2xx + wrong + r.errors + r.timeouts;
   const cell = { rps: (r["2xx"] - wrong) / r.duration, p50: r.latency.p50, p99: r.latency.p99, errors, total: r.requests.total, cpuMs };
   if (errors > 0) {
-    const what = `c=${connections} ${stream ? "stream" : "non-stream"} ${t.name}: ${errors} error answers of ${r.requests.total} (non-2xx ${r.non2xx}, wrong 2xx ${wrong}, connection errors ${r.errors}, timeouts ${r.timeouts})${conv?.bad.first ? `; first: ${conv.bad.first}` : ""}`;
+    const what = `c=${connections} ${stream ? "stream" : "non-stream"} ${t.name}: ${errors} error answers of ${r.requests.total} (non-2xx ${r.non2xx}${statusesOf(r)}, wrong 2xx ${wrong}, connection errors ${r.errors}, timeouts ${r.timeouts})${conv?.bad.first ? `; first: ${conv.bad.first}` : ""}`;
     say(`ERROR ${what}`);
     if (measured) failures.push(what);
   }
