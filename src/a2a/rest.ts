@@ -147,9 +147,10 @@ export function restBinding(runtime: Runtime, handler: A2ARequestHandler, auth: 
     return { isAuthenticated: true, userName: state.principal.keyId, [CALL_STATE]: state };
   };
 
+  const requestHandler = withHeldStreams(handler);
   const sdkRouter = (legacyCompat: boolean) =>
     restHandler({
-      requestHandler: withHeldStreams(handler),
+      requestHandler,
       userBuilder,
       legacyCompat: { enabled: legacyCompat },
       contextBuilder: (args) => {
