@@ -2,7 +2,7 @@ import type pg from "pg";
 import { A2aTask, AuditEntry, InputRequest, Job, Thread } from "../db/schema.js";
 import { sqlNames } from "../db/names.js";
 import { statement, type Param } from "../db/statement.js";
-import { finishTurnStatement, type TurnFinishWith } from "../threads/finish.js";
+import { finishTurnsStatement, finishTurnStatement, turnsArray, type TurnFinishWith } from "../threads/finish.js";
 import { reclaimStatements } from "../threads/store.js";
 import { openStatements, type TurnOpenWith } from "../chat/store.js";
 import { clientContextOf, threadOfClientContext } from "./contexts.js";
@@ -199,6 +199,28 @@ const FINISH_TURN_AND_NEW_TASK = finishTurnStatement("thread-finish-turn-a2a-new
   columns: "exists (select 1 from task_written) as task_written",
 });
 
+/**
+ * Both finishes above for a batch of one account's turns (threads/finish.ts, FinishBatcher): each
+ * turn's task, if it has one, ended when written before, written ended when not, only for the turns
+ * the batch settles; push notifications recorded and followed tasks NOTIFYed as above. The arrays
+ * have one element per turn of the batch (null: a turn without a task, such as a chat completion's).
+ */
+const FINISH_TURNS_AND_TASKS = finishTurnsStatement("thread-finish-turns-a2a-tasks", {
+  ctes: (p) => {
+    const arr = (name: string, type: string) => turnsArray(p, name, type);
+    return `task_input as (select x.* from unnest(${arr("taskIds", "text")}, ${arr("tasksWritten", "boolean")}, ${arr("taskStates", "text")}, ${arr("taskAnswers", "text")}, ${arr("taskErrors", "text")},
+                                                   ${arr("taskEndedAts", "timestamptz")}, ${arr("taskRequests", "jsonb")}, ${arr("taskStartedAts", "timestamptz")})
+                            with ordinality as x(task_id, written, end_state, end_answer, end_error, ended_at, request, started_at, n)
+                      where x.task_id is not null and x.n in (select n from settled)),
+          ${taskEndCtes(`update ${T.table} t set ${T.state} = x.end_state, ${T.answer} = x.end_answer, ${T.error} = x.end_error, ${T.updatedAt} = x.ended_at
+                from task_input x where x.written and t.${T.id} = x.task_id and t.${T.state} = 'working'`)},
+          task_written as (insert into ${T.table} (${TASK_COLUMNS})
+                select x.task_id, ${p("accountId")}, i.agent_id, i.thread_id, 'chat', x.end_state, x.request, x.end_answer, x.end_error, x.started_at, x.ended_at
+                  from task_input x join input i on i.n = x.n where not x.written)`;
+  },
+  columns: TASK_END_NOTIFIED,
+});
+
 export interface ChatTaskEnd {
   state: TaskStateName;
   answer: string | null;
@@ -213,8 +235,24 @@ export async function endChatTask(db: pg.Pool, r: ChatTaskRecord, threadId: stri
 
 /** An answered turn's finish that also ends its task, written before (`written`) or now; the end's time `at`. */
 export function finishTurnWithTask(r: ChatTaskRecord, written: boolean, end: ChatTaskEnd, at: Date): TurnFinishWith {
-  if (written) return { statement: FINISH_TURN_AND_TASK, values: endValues(r.id, end, at) };
-  return { statement: FINISH_TURN_AND_NEW_TASK, values: { ...recordValues(r), ...endValues(r.id, end, at) } };
+  const ended = endValues(r.id, end, at);
+  const fresh = written ? undefined : recordValues(r);
+  const values = fresh ? { ...fresh, ...ended } : ended;
+  // The same values as the batch's elements (FINISH_TURNS_AND_TASKS), used when the turn joins one.
+  const batch = {
+    statement: FINISH_TURNS_AND_TASKS,
+    values: {
+      taskIds: r.id,
+      tasksWritten: written,
+      taskStates: end.state,
+      taskAnswers: end.answer,
+      taskErrors: end.error,
+      taskEndedAts: ended.taskEndedAt,
+      taskRequests: fresh?.taskRequest ?? null,
+      taskStartedAts: fresh?.taskStartedAt ?? null,
+    },
+  };
+  return { statement: written ? FINISH_TURN_AND_TASK : FINISH_TURN_AND_NEW_TASK, values, batch };
 }
 
 /** A job's state as an A2A state name (`j` the job's row). */

@@ -23,8 +23,9 @@ describe("chat turns of one account finished by one statement (group commit)", (
   let fake: FakeUpstream;
   let gate: UpstreamGate;
   const COST = 11; // micro-USD per answer at the fake's usage (11 prompt + 3 completion tokens)
-  /** Turns per finish statement, in the order the statements were sent. */
+  /** Turns per finish statement, in the order the statements were sent; and each statement's name. */
   const finishBatches: number[] = [];
+  const finishNames: string[] = [];
 
   const admin = <T>(f: (c: pg.Client) => Promise<T>) => pgc.admin(f);
   const db = (sql: string, values: unknown[] = []) => pgc.query(sql, values);
@@ -32,7 +33,7 @@ describe("chat turns of one account finished by one statement (group commit)", (
     const acct = await createAccount(app.url, app.operatorToken, name, (micros / 1e6).toFixed(6));
     const agent = (await gql(app.url, acct.adminToken, `mutation { createAgent(input: { name: "b", instructions: "Be brief." }) { id } }`)).data!.createAgent.id;
     const k = await gql(app.url, acct.adminToken, `mutation($a: ID!) { createApiKey(agentId: $a, name: "k", rateLimitPerMinute: 1000000) { key } }`, { a: agent });
-    return { accountId: acct.accountId, key: k.data!.createApiKey.key as string };
+    return { accountId: acct.accountId, agentId: agent as string, key: k.data!.createApiKey.key as string };
   };
   const chat = async (key: string, body: { thread_id?: string; stream?: boolean; content?: string }) => {
     const { content, ...rest } = body;
@@ -49,6 +50,26 @@ describe("chat turns of one account finished by one statement (group commit)", (
     }
     const json = JSON.parse(text);
     return { ok: r.status === 200, status: r.status, code: json.error?.code as string | undefined, threadId: json.thread_id as string | undefined };
+  };
+  /** An A2A v1.0 JSON-RPC call with a new one-text message: its result (each event's, for a stream), or its error. */
+  const a2a = async (agentId: string, key: string, method: string, params: Record<string, unknown> = {}) => {
+    const r = await fetch(`${app.url}/api/a2a/${agentId}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}`, "A2A-Version": "1.0" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: { message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text: "hi" }] }, ...params } }),
+    });
+    const text = await r.text();
+    const bodies = /event-stream/.test(r.headers.get("content-type") ?? "") ? text.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6))) : [JSON.parse(text)];
+    const error = bodies.find((b) => b.error)?.error;
+    if (error) return { error };
+    return method === "SendStreamingMessage" ? bodies.map((b) => b.result) : bodies[0].result;
+  };
+  /** An A2A turn (blocking send, or stream) as `chat` reports a chat completion. */
+  const a2aTurn = async (agentId: string, key: string, stream: boolean) => {
+    const r = await a2a(agentId, key, stream ? "SendStreamingMessage" : "SendMessage");
+    if ("error" in r) return { ok: false, code: (r.error.data?.[0]?.metadata?.code ?? r.error.message) as string, taskId: undefined };
+    const state = stream ? r.at(-1).statusUpdate?.status.state : r.task.status.state;
+    return { ok: state === "TASK_STATE_COMPLETED", code: state, taskId: (stream ? r[0].task.id : r.task.id) as string };
   };
   const untilArrived = async (n: number) => {
     while (gate.arrived < n) await new Promise((r) => setTimeout(r, 5));
@@ -85,7 +106,10 @@ describe("chat turns of one account finished by one statement (group commit)", (
     const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
     pool.query = ((...args: unknown[]) => {
       const q = args[0] as { name?: string; values?: unknown[] } | undefined;
-      if (typeof q === "object" && q?.name?.startsWith("thread-finish-turn")) finishBatches.push(Array.isArray(q.values?.[0]) ? (q.values[0] as unknown[]).length : 1);
+      if (typeof q === "object" && q?.name?.startsWith("thread-finish-turn")) {
+        finishBatches.push(Array.isArray(q.values?.[0]) ? (q.values[0] as unknown[]).length : 1);
+        finishNames.push(q.name);
+      }
       return query(...args);
     }) as typeof pool.query;
   }, 120_000);
@@ -131,6 +155,63 @@ describe("chat turns of one account finished by one statement (group commit)", (
     expect(new Map(stored.map((t) => [t.id, t.message_count]))).toEqual(expected);
   }, 120_000);
 
+  it("A2A turns join their account's batch, beside chat completions: every task ends in it with its turn, its push recorded, its follower NOTIFYed", async () => {
+    const { accountId, agentId, key } = await newAccount("a2a-group", 1_000_000);
+    const rpc = (method: string, params: Record<string, unknown>) => a2a(agentId, key, method, params);
+    const listener = new pg.Client({ connectionString: pgc.url });
+    await listener.connect();
+    const heard: { taskId: string; state: string }[] = [];
+    listener.on("notification", (n) => heard.push(JSON.parse(n.payload ?? "{}")));
+    await listener.query("LISTEN a2a_task");
+    try {
+      gate.hold();
+      // Each kind of A2A send, whose task the finish writes ended (blocking), ends a row written
+      // at the open (returning at once; one with a push config) or alongside (a stream); and chat completions.
+      const blocking = Array.from({ length: 4 }, () => rpc("SendMessage", {}));
+      const streams = Array.from({ length: 4 }, () => rpc("SendStreamingMessage", {}));
+      const completions = Array.from({ length: 4 }, (_, i) => chat(key, { stream: i % 2 === 1 }));
+      const early = await Promise.all(
+        Array.from({ length: 4 }, (_, i) => rpc("SendMessage", { configuration: { returnImmediately: true, ...(i === 0 ? { taskPushNotificationConfig: { url: "https://hooks.example.com/a2a" } } : {}) } })),
+      );
+      await untilArrived(16);
+      const followed = early[1].task.id as string;
+      await db("update a2a_tasks set followed = true where id = $1", [followed]);
+      const statementsBefore = finishBatches.length;
+      gate.release();
+      const answered = { blocking: await Promise.all(blocking), streams: await Promise.all(streams), completions: await Promise.all(completions) };
+      const tasks = await (async () => {
+        for (;;) {
+          const rows = await db("select id, state, answer from a2a_tasks where agent_id = $1 order by id", [agentId]);
+          if (rows.length === 12 && rows.every((r) => r.state !== "working")) return rows;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      })();
+      const batches = finishNames.slice(statementsBefore).map((name, i) => ({ name, turns: finishBatches[statementsBefore + i]! }));
+      expect(batches.reduce((n, b) => n + b.turns, 0)).toBe(16);
+      expect(batches.length).toBeLessThan(8);
+      expect(batches.some((b) => b.name === "thread-finish-turns-a2a-tasks" && b.turns > 1)).toBe(true);
+
+      expect(answered.blocking.map((r) => r.task.status.state)).toEqual(Array(4).fill("TASK_STATE_COMPLETED"));
+      expect(answered.streams.map((events) => events.at(-1).statusUpdate.status.state)).toEqual(Array(4).fill("TASK_STATE_COMPLETED"));
+      expect(answered.completions.every((r) => r.ok)).toBe(true);
+      const ids = [...answered.blocking.map((r) => r.task.id), ...answered.streams.map((events) => events[0].task.id), ...early.map((r) => r.task.id)].sort();
+      expect(tasks.map((t) => t.id)).toEqual(ids);
+      expect(tasks.every((t) => t.state === "completed" && t.answer === "Hello from A")).toBe(true);
+      // The push config's task: its completion recorded for delivery, once; the followed task's end NOTIFYed.
+      const [config] = await db("select id from a2a_push_configs where task_id = $1", [early[0].task.id]);
+      const pushes = await db("select event from deliveries where kind = 'a2a_push' and target = $1", [config.id]);
+      expect(pushes.map((d) => d.event)).toContain("completed");
+      for (let i = 0; i < 200 && !heard.some((h) => h.taskId === followed); i++) await new Promise((r) => setTimeout(r, 25));
+      expect(heard.filter((h) => h.taskId === followed).map((h) => h.state)).toEqual(["completed"]);
+      const s = await accountState(accountId);
+      expect(s).toMatchObject({ ledger: s.balance, busy: 0, orphans: 0, unsettled: 0 });
+      expect(1_000_000 - s.balance).toBe(16 * COST);
+    } finally {
+      gate.release();
+      await listener.end();
+    }
+  }, 120_000);
+
   it("races: any mix of concurrent turns on one account whose balance covers only some never overspends, and the balance moves by exactly the answered charges", async () => {
     const [{ hold }] = await (async () => {
       const probe = await newAccount("probe", 1_000_000);
@@ -143,21 +224,30 @@ describe("chat turns of one account finished by one statement (group commit)", (
     await fc.assert(
       fc.asyncProperty(
         fc.integer({ min: 0, max: 3 }),
-        fc.array(fc.record({ thread: fc.option(fc.nat(), { nil: undefined }), stream: fc.boolean() }), { minLength: 2, maxLength: 40 }),
+        // A turn on a thread, or a new one; some of the new ones through A2A (a task each, ended in the batch).
+        fc.array(fc.record({ thread: fc.option(fc.nat(), { nil: undefined }), stream: fc.boolean(), a2a: fc.boolean() }), { minLength: 2, maxLength: 40 }),
         fc.integer({ min: 0, max: 30 }),
         fc.nat({ max: 1000 }),
         async (threads, mix, holdsWorth, extra) => {
           const initial = threads * COST + holdsWorth * H + extra;
-          const { accountId, key } = await newAccount(`race-${run++}`, initial + threads * (H - COST));
+          const { accountId, agentId, key } = await newAccount(`race-${run++}`, initial + threads * (H - COST));
           const existing: string[] = [];
           for (let i = 0; i < threads; i++) existing.push((await chat(key, {})).threadId!);
           const start = (await accountState(accountId)).balance;
           expect(start).toBe(initial + threads * (H - COST) - threads * COST);
           const results = await Promise.all(
-            mix.map((m) => chat(key, { stream: m.stream, thread_id: m.thread !== undefined && existing.length ? existing[m.thread % existing.length] : undefined })),
+            mix.map((m) =>
+              m.a2a && m.thread === undefined
+                ? a2aTurn(agentId, key, m.stream)
+                : chat(key, { stream: m.stream, thread_id: m.thread !== undefined && existing.length ? existing[m.thread % existing.length] : undefined }),
+            ),
           );
           for (const r of results) if (!r.ok) expect(["insufficient_balance", "thread_busy"]).toContain(r.code);
           const answered = results.filter((r) => r.ok).length;
+          // An answered A2A turn's task completed with it; a refused one has none.
+          const tasks = await db("select id, state from a2a_tasks where agent_id = $1 order by id", [agentId]);
+          const a2aAnswered = results.flatMap((r) => ("taskId" in r && r.ok ? [r.taskId] : []));
+          expect(tasks).toEqual(a2aAnswered.sort().map((id) => ({ id, state: "completed" })));
           const s = await accountState(accountId);
           expect(s.balance).toBeGreaterThanOrEqual(0);
           expect(s).toMatchObject({ ledger: s.balance, busy: 0, orphans: 0, unsettled: 0 });

@@ -18,6 +18,13 @@ const T = sqlNames(Thread);
 const M = sqlNames(Message);
 const L = sqlNames(LedgerEntry);
 
+/** An array parameter of a batch, one element per turn (FINISH; a FinishExtension's own arrays too). */
+export const turnsArray = (p: Param, name: string, type: string) =>
+  // Arrays as scalar subqueries: the planner cannot count their elements, so the plan for one
+  // turn and for sixty is the same generic plan, prepared once (a bare array parameter makes
+  // PostgreSQL re-plan this statement on every call).
+  `(select ${p(name)}::${type}[])`;
+
 // Per turn of the batch (all of one account): its hold (the ledger row its open statement wrote,
 // which a database crash may have lost: it commits asynchronously), and its thread row, updated
 // only while this turn still holds the lease (`turn_id`). The update locks and re-reads the row:
@@ -26,16 +33,13 @@ const L = sqlNames(LedgerEntry);
 // settled its hold (the reclaim and the finish both clear it in the statement that settles), so
 // no `hold_release` lookup is needed. Only turns in both settle (`settled`); the others are
 // answered alone (finishTurn). Thread rows are locked before the account row, as by the reclaim.
-const FINISH = statement(
-  "thread-finish-turns",
-  (p) => {
-    // Arrays as scalar subqueries: the planner cannot count their elements, so the plan for one
-    // turn and for sixty is the same generic plan, prepared once (a bare array parameter makes
-    // PostgreSQL re-plan this statement on every call). Per-turn lookups are LATERAL on the call's
-    // own key (thread, reference), so the only index that fits is ledger_entries_thread_reference_idx:
-    // with the account in the condition the generic plan chose the account's index, i.e. a scan of
-    // all of the account's ledger rows per turn.
-    const arr = (name: string, type: string) => `(select ${p(name)}::${type}[])`;
+/** The finish statement of a batch of turns (FINISH), optionally extended (FinishExtension). */
+export function finishTurnsStatement(name: string, extension?: FinishExtension): Statement {
+  return statement(name, (p) => {
+    // Per-turn lookups are LATERAL on the call's own key (thread, reference), so the only index
+    // that fits is ledger_entries_thread_reference_idx: with the account in the condition the
+    // generic plan chose the account's index, i.e. a scan of all of the account's ledger rows per turn.
+    const arr = (param: string, type: string) => turnsArray(p, param, type);
     return `with input as (select * from unnest(${arr("threadIds", "text")}, ${arr("references", "text")}, ${arr("releases", "bigint")}, ${arr("counts", "int")}, ${arr("agentIds", "text")}, ${arr("keyIds", "text")},
                                              ${arr("triggerIds", "text")}, ${arr("jobIds", "text")}, ${arr("models", "text")}, ${arr("inputTokens", "int")}, ${arr("outputTokens", "int")})
                      with ordinality as i(thread_id, reference, release, count, agent_id, key_id, trigger_id, job_id, model, input_tokens, output_tokens, n)),
@@ -51,16 +55,21 @@ const FINISH = statement(
                 select x.thread_id, x.seq, x.role, x.content, x.data::jsonb, now()
                   from unnest(${arr("messageTurns", "int")}, ${arr("messageThreads", "text")}, ${arr("messageSeqs", "int")}, ${arr("roles", "text")}, ${arr("contents", "text")}, ${arr("data", "text")})
                        as x(n, thread_id, seq, role, content, data)
-                 where x.n in (select n from settled))
-     select exists (select 1 from settled s where s.n = i.n) as settled, exists (select 1 from t where t.n = i.n) as leased from input i order by i.n`;
-  },
-);
+                 where x.n in (select n from settled))${extension ? `,
+          ${extension.ctes(p)}` : ""}
+     select exists (select 1 from settled s where s.n = i.n) as settled, exists (select 1 from t where t.n = i.n) as leased${extension ? `, ${extension.columns}` : ""} from input i order by i.n`;
+  });
+}
+const FINISH = finishTurnsStatement("thread-finish-turns");
 
 /**
  * What a caller above this folder writes in the finish's own statement (A2A: the task's end), so
- * it commits, durably, exactly when the turn does. Its CTEs may refer to `held` (one row when this
- * finish settled the turn, none otherwise) and must write only then; `columns` are added to the
- * final select (a CTE that only selects must be read there to run).
+ * it commits, durably, exactly when the turn does. `columns` are added to the final select (a CTE
+ * that only selects must be read there to run). In a turn's own statement (finishTurnStatement)
+ * its CTEs may refer to `held` (one row when this finish settled the turn, none otherwise) and must
+ * write only then; in a batch's (finishTurnsStatement), to `settled` (the turns it settles, by
+ * their position `n`, with their `input` columns) and must write only for those, their own values
+ * being arrays (`turnsArray`) with one element per turn of the batch, null for a turn without any.
  */
 export interface FinishExtension {
   ctes: (p: Param) => string;
@@ -74,7 +83,7 @@ export interface FinishExtension {
 // turn since the statement's snapshot has cleared turn_id, so `t` is empty and nothing is credited
 // twice. `unsettled` is read from the snapshot, but with `t` locked nothing else can settle this
 // turn's hold (the reclaim needs the same row). Optionally extended (built once per caller, when
-// its module loads, so it stays prepared); an extended finish always runs alone.
+// its module loads, so it stays prepared), as the batch's statement is (finishTurnsStatement).
 /** The finish statement of a turn finished alone, optionally extended (FinishExtension). */
 export function finishTurnStatement(name: string, extension?: FinishExtension): Statement {
   return statement(
@@ -131,12 +140,33 @@ async function finishOne(pool: pg.Pool, a: FinishInput, extended?: TurnFinishWit
   return rows[0]!;
 }
 
-/** Finishes turns of one account in one statement (see FINISH): per turn, settled, and whether it still held its lease. */
-async function finishTurns(pool: pg.Pool, turns: FinishInput[]): Promise<{ settled: boolean; leased: boolean }[]> {
-  if (turns.length === 1) return [await finishOne(pool, turns[0]!)];
+/** A turn on its way to the batcher, with what its caller writes in its finish (TurnFinishWith.batch). */
+type Finishing = FinishInput & { extended?: TurnFinishWith };
+
+/**
+ * Finishes turns of one account in one statement (see FINISH, or the extended form the turns
+ * carry; turns of two different extensions go in one statement each, in turn): per turn, settled,
+ * and whether it still held its lease.
+ */
+async function finishTurns(pool: pg.Pool, turns: Finishing[]): Promise<Outcome[]> {
+  if (turns.length === 1) return [await finishOne(pool, turns[0]!, turns[0]!.extended)];
+  const statements = [...new Set(turns.map((a) => a.extended?.batch?.statement))];
+  if (statements.length > 1 && statements.includes(undefined)) statements.splice(statements.indexOf(undefined), 1);
+  if (statements.length > 1) {
+    const outcomes: Outcome[] = [];
+    for (const s of statements) {
+      const mine = turns.flatMap((a, i) => ((a.extended?.batch?.statement ?? statements[0]) === s ? [i] : []));
+      (await finishTurns(pool, mine.map((i) => turns[i]!))).forEach((o, j) => (outcomes[mine[j]!] = o));
+    }
+    return outcomes;
+  }
+  // The extension's arrays: one element per turn, null for a turn without one.
+  const extension: Record<string, unknown[]> = {};
+  for (const key of new Set(turns.flatMap((a) => Object.keys(a.extended?.batch?.values ?? {})))) extension[key] = turns.map((a) => a.extended?.batch?.values[key] ?? null);
   const messages = turns.flatMap((a, i) => a.messages.map((m, j) => ({ n: i + 1, threadId: a.threadId, seq: a.baseSeq + j + 1, m })));
-  const { rows } = await pool.query<{ settled: boolean; leased: boolean }>(
-    FINISH.with({
+  const { rows } = await pool.query<Outcome>(
+    (statements[0] ?? FINISH).with({
+      ...extension,
       accountId: turns[0]!.accountId,
       threadIds: turns.map((a) => a.threadId),
       references: turns.map((a) => a.reference),
@@ -161,8 +191,8 @@ async function finishTurns(pool: pg.Pool, turns: FinishInput[]): Promise<{ settl
 }
 
 // One batcher per pool, i.e. per process (src/db/orm.ts: one pool per process).
-const batchers = new WeakMap<pg.Pool, FinishBatcher<FinishInput, { settled: boolean; leased: boolean }>>();
-function batcherFor(pool: pg.Pool): FinishBatcher<FinishInput, { settled: boolean; leased: boolean }> {
+const batchers = new WeakMap<pg.Pool, FinishBatcher<Finishing, Outcome>>();
+function batcherFor(pool: pg.Pool): FinishBatcher<Finishing, Outcome> {
   let b = batchers.get(pool);
   if (!b) batchers.set(pool, (b = new FinishBatcher((turns) => finishTurns(pool, turns))));
   return b;
@@ -177,15 +207,23 @@ const RECLAIM_ORPHAN = statement(
 );
 
 export interface TurnFinishWith {
+  /** The turn's own statement (finishTurnStatement), and its extension's parameters. */
   statement: Statement;
   values: Record<string, unknown>;
+  /**
+   * The same extension for a batch (finishTurnsStatement), and this turn's element of each of its
+   * arrays: such a turn joins its account's batch, as an unextended one does. Without it, it
+   * finishes alone.
+   */
+  batch?: { statement: Statement; values: Record<string, unknown> };
 }
 
 /**
  * Ends a turn: appends the messages (in order, after `baseSeq`), releases the lease and credits
  * back `release` micro-USD of the hold, all in one statement so a crash cannot keep one without
  * the other. Concurrent turns of one account share that statement (FinishBatcher: one lock of the
- * balance row and one flush for all of them); each is decided alone. A synchronous commit: it also makes the turn's asynchronously committed hold (and
+ * balance row and one flush for all of them), extended ones too when their extension has a batch
+ * form; each is decided alone. A synchronous commit: it also makes the turn's asynchronously committed hold (and
  * new thread) durable before the answer leaves (WAL is flushed in order). Nothing is saved or
  * credited, and the turn fails, when:
  * - the thread is gone (its agent or the thread was deleted mid-turn): the hold is handed back
@@ -200,10 +238,10 @@ export interface TurnFinishWith {
 export async function finishTurn(
   pool: pg.Pool,
   a: FinishInput,
-  /** A statement of finishTurnStatement with an extension, and the extension's own parameters: such a turn finishes alone. */
+  /** What the caller writes in the same statement (TurnFinishWith): without a batch form, such a turn finishes alone. */
   extended?: TurnFinishWith,
 ): Promise<void> {
-  const outcome = extended ? await finishOne(pool, a, extended) : await batcherFor(pool).finish(a);
+  const outcome = extended && !extended.batch ? await finishOne(pool, a, extended) : await batcherFor(pool).finish({ ...a, extended });
   if (outcome.settled) return;
   if (!outcome.leased) {
     const orphan = await pool.query<{ gone: number; holds: number }>(RECLAIM_ORPHAN.with({ threadId: a.threadId, reference: a.reference }));
