@@ -78,4 +78,32 @@ describe("one database pool per process", () => {
     client.release(true);
     expect((await runtime.pool.query<{ ok: number }>("select 1 as ok")).rows[0]!.ok).toBe(1);
   });
+
+  it("a statement PostgreSQL aborts to break a deadlock runs again: the caller gets its result, applied once", async () => {
+    await observer.query("create table deadlock_probe (id int primary key, v int not null); insert into deadlock_probe values (1, 0), (2, 0)");
+    const other = new pg.Client({ connectionString: db.url });
+    await other.connect();
+    try {
+      await other.query("begin");
+      await other.query("update deadlock_probe set v = v + 10 where id = 1");
+      // Locks row 2, then waits for row 1 (the other transaction's); that one then waits for row 2:
+      // a cycle, and PostgreSQL aborts the first to wait when its deadlock_timeout (1 s) ends.
+      const statement = runtime.pool.query<{ v: number }>(
+        "with a as (update deadlock_probe set v = v + 1 where id = 2 returning 1) update deadlock_probe set v = v + 1 where id = 1 and exists (select 1 from a) returning v",
+      );
+      const settled = statement.then(
+        (r) => ({ rows: r.rows }),
+        (err: unknown) => ({ err }),
+      );
+      await new Promise((r) => setTimeout(r, 200));
+      const second = other.query("update deadlock_probe set v = v + 100 where id = 2");
+      await second;
+      await other.query("commit");
+      expect(await settled).toEqual({ rows: [{ v: 11 }] });
+    } finally {
+      await other.end();
+    }
+    const { rows } = await observer.query("select id, v from deadlock_probe order by id");
+    expect(rows).toEqual([{ id: 1, v: 11 }, { id: 2, v: 101 }]);
+  }, 30_000);
 });
