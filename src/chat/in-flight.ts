@@ -24,25 +24,33 @@ const shuttingDown = (): AppError => {
  * chat tool's error result.)
  */
 export class InFlightTurns {
-  private readonly turns = new Set<{ controller: AbortController; settled: Promise<unknown> }>();
+  private readonly turns = new Set<{ controller: AbortController; cut: boolean; settled: Promise<unknown> }>();
   private cutting = false;
 
   /** Runs one turn with a signal that fires on `cut` (and when `signal`, the client's, fires). */
   async run<T extends { aborted: boolean }>(signal: AbortSignal | undefined, turn: (signal: AbortSignal) => Promise<T>): Promise<T> {
     if (this.cutting) throw shuttingDown();
+    // One controller, aborted by the client's signal or by `cut`, not AbortSignal.any: a composite
+    // signal is tracked through WeakRefs and FinalizationRegistry cells, which young-generation
+    // collections do not clear, so every turn's objects were promoted to the old generation and
+    // freed only by full collections (docs/design/request-path-cpu.md).
     const controller = new AbortController();
-    const result = turn(signal ? AbortSignal.any([signal, controller.signal]) : controller.signal);
-    const entry = { controller, settled: result.catch(() => {}) };
+    const onClientAbort = () => controller.abort(signal?.reason);
+    if (signal?.aborted) controller.abort(signal.reason);
+    else signal?.addEventListener("abort", onClientAbort, { once: true });
+    const result = turn(controller.signal);
+    const entry = { controller, cut: false, settled: result.catch(() => {}) };
     this.turns.add(entry);
     try {
       const value = await result;
       // A stream cut mid-answer was saved and billed for what it sent; its client is told the rest
       // will not come. (A turn whose answer was complete when the cut came is answered as usual.)
-      if (value.aborted && controller.signal.aborted) throw shuttingDown();
+      if (value.aborted && entry.cut) throw shuttingDown();
       return value;
     } catch (err) {
-      throw err instanceof ClientAborted && controller.signal.aborted ? shuttingDown() : err;
+      throw err instanceof ClientAborted && entry.cut ? shuttingDown() : err;
     } finally {
+      signal?.removeEventListener("abort", onClientAbort);
       this.turns.delete(entry);
     }
   }
@@ -51,7 +59,10 @@ export class InFlightTurns {
   async cut(): Promise<void> {
     this.cutting = true;
     const turns = [...this.turns];
-    for (const t of turns) t.controller.abort();
+    for (const t of turns) {
+      t.cut = true;
+      t.controller.abort();
+    }
     await Promise.all(turns.map((t) => t.settled));
   }
 }
