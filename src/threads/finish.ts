@@ -150,12 +150,12 @@ type Finishing = FinishInput & { extended?: TurnFinishWith };
  */
 async function finishTurns(pool: pg.Pool, turns: Finishing[]): Promise<Outcome[]> {
   if (turns.length === 1) return [await finishOne(pool, turns[0]!, turns[0]!.extended)];
-  const statements = [...new Set(turns.map((a) => a.extended?.batch?.statement))];
-  if (statements.length > 1 && statements.includes(undefined)) statements.splice(statements.indexOf(undefined), 1);
-  if (statements.length > 1) {
+  // Turns without an extension take nulls in any extended statement, so they go with the first.
+  const extensions = [...new Set(turns.flatMap((a) => (a.extended?.batch ? [a.extended.batch.statement] : [])))];
+  if (extensions.length > 1) {
     const outcomes: Outcome[] = [];
-    for (const s of statements) {
-      const mine = turns.flatMap((a, i) => ((a.extended?.batch?.statement ?? statements[0]) === s ? [i] : []));
+    for (const s of extensions) {
+      const mine = turns.flatMap((a, i) => ((a.extended?.batch?.statement ?? extensions[0]) === s ? [i] : []));
       (await finishTurns(pool, mine.map((i) => turns[i]!))).forEach((o, j) => (outcomes[mine[j]!] = o));
     }
     return outcomes;
@@ -165,7 +165,7 @@ async function finishTurns(pool: pg.Pool, turns: Finishing[]): Promise<Outcome[]
   for (const key of new Set(turns.flatMap((a) => Object.keys(a.extended?.batch?.values ?? {})))) extension[key] = turns.map((a) => a.extended?.batch?.values[key] ?? null);
   const messages = turns.flatMap((a, i) => a.messages.map((m, j) => ({ n: i + 1, threadId: a.threadId, seq: a.baseSeq + j + 1, m })));
   const { rows } = await pool.query<Outcome>(
-    (statements[0] ?? FINISH).with({
+    (extensions[0] ?? FINISH).with({
       ...extension,
       accountId: turns[0]!.accountId,
       threadIds: turns.map((a) => a.threadId),
@@ -241,7 +241,7 @@ export async function finishTurn(
   /** What the caller writes in the same statement (TurnFinishWith): without a batch form, such a turn finishes alone. */
   extended?: TurnFinishWith,
 ): Promise<void> {
-  const outcome = extended && !extended.batch ? await finishOne(pool, a, extended) : await batcherFor(pool).finish({ ...a, extended });
+  const outcome = extended && !extended.batch ? await finishOne(pool, a, extended) : await batcherFor(pool).finish(extended ? { ...a, extended } : a);
   if (outcome.settled) return;
   if (!outcome.leased) {
     const orphan = await pool.query<{ gone: number; holds: number }>(RECLAIM_ORPHAN.with({ threadId: a.threadId, reference: a.reference }));
