@@ -4,11 +4,11 @@ import { defaultServerCallContextBuilder, type A2ARequestHandler, type ServerCal
 import { restHandler, type UserBuilder } from "@a2a-js/sdk/server/express";
 import { AppError } from "../errors/app-error.js";
 import { bearerChallenge, reasonPhrase } from "../http/auth.js";
-import { rateLimitHeaders } from "../chat/rate-limit.js";
 import type { AgentKeyAuth } from "../keys/agent-key.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { appErrorToJsonRpc, internalJsonRpcError, INTERNAL_ERROR, INVALID_PARAMS } from "./errors.js";
 import { CALL_STATE, type CallState } from "./call.js";
+import { noteRateLimit, rateLimitHeadersOnWrite } from "./rate-limit-headers.js";
 import { coalesceWrites } from "./coalesced-writes.js";
 
 /**
@@ -38,8 +38,6 @@ const STATUS_NAME: Record<number, string> = {
   504: "DEADLINE_EXCEEDED",
 };
 
-/** A call's response, for its stream's heartbeat (the SDK writes the events). */
-const responses = new WeakMap<CallState, Response>();
 
 const CHAT_SEND = /\/message:(send|stream)$/;
 /** The methods answered with an SSE stream. */
@@ -114,19 +112,15 @@ export function restBinding(runtime: Runtime, handler: A2ARequestHandler, auth: 
     }
     const left = new AbortController();
     res.on("close", () => res.writableFinished || left.abort());
-    const state: CallState = {
-      principal,
-      left: left.signal,
-      onRateLimit: (s) => {
-        if (res.headersSent) return;
-        const h = rateLimitHeaders(s);
-        for (const k in h) res.setHeader(k, h[k]!);
-      },
-    };
+    const state = { principal, left: left.signal } as CallState;
+    state.onRateLimit = noteRateLimit(state);
+    rateLimitHeadersOnWrite(res, state);
     res.locals[CALL_STATE] = state;
-    responses.set(state, res);
     answerOwnErrors(runtime, res, state);
-    if (STREAMS.test(req.path)) coalesceWrites(res);
+    if (STREAMS.test(req.path)) {
+      coalesceWrites(res);
+      keepAlive(res, state);
+    }
     next();
   };
 
@@ -169,6 +163,16 @@ export function restBinding(runtime: Runtime, handler: A2ARequestHandler, auth: 
 }
 
 /**
+ * A quiet stream gets an SSE comment every 15 s while its events flow (`streaming`, set by
+ * withHeldStreams once the first event left). The timer is the response's, not the call
+ * state's: the state holds nothing that reaches the response (rate-limit-headers.ts says why).
+ */
+function keepAlive(res: Response, state: CallState & { streaming?: boolean }): void {
+  const timer = setInterval(() => state.streaming && res.headersSent && !res.writableEnded && res.write(": keep-alive\n\n"), HEARTBEAT_MS);
+  res.on("close", () => clearInterval(timer));
+}
+
+/**
  * The stream methods' events wait for the call's `eventsWaitFor` before the first leaves (a task
  * whose record is not yet durable is never named, as on JSON-RPC), and a quiet stream gets an SSE
  * comment every 15 s; everything else is the handler itself.
@@ -176,23 +180,21 @@ export function restBinding(runtime: Runtime, handler: A2ARequestHandler, auth: 
 function withHeldStreams(handler: A2ARequestHandler): A2ARequestHandler {
   const held = (method: "sendMessageStream" | "resubscribe") =>
     async function* (this: unknown, params: never, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
-      const state = context.state.get(CALL_STATE) as CallState;
+      const state = context.state.get(CALL_STATE) as CallState & { streaming?: boolean };
       const it = (handler[method] as (p: never, c: ServerCallContext) => AsyncGenerator<StreamResponse, void, undefined>).call(handler, params, context)[Symbol.asyncIterator]();
-      let heartbeat: NodeJS.Timeout | undefined;
       try {
         const first = await it.next();
         if (first.done) return;
         await state.eventsWaitFor;
         yield first.value;
-        const res = responses.get(state);
-        heartbeat = res ? setInterval(() => res.headersSent && !res.writableEnded && res.write(": keep-alive\n\n"), HEARTBEAT_MS) : undefined;
+        state.streaming = true;
         for (;;) {
           const next = await it.next();
           if (next.done) return;
           yield next.value;
         }
       } finally {
-        clearInterval(heartbeat);
+        state.streaming = false;
         await it.return?.(undefined);
       }
     };

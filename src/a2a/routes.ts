@@ -8,7 +8,6 @@ import { findPublicAgent, type PublicAgent } from "../agents/agent-info.js";
 import { agentKeyAuth } from "../keys/agent-key.js";
 import { bearerChallenge, reasonPhrase } from "../http/auth.js";
 import { a2aResourceMetadataPath } from "../oauth/resources.js";
-import { rateLimitHeaders } from "../chat/rate-limit.js";
 import { SseResponse } from "../chat/sse.js";
 import type { RouteModule } from "../http/server.js";
 import type { KeyPrincipal } from "../keys/auth.js";
@@ -16,6 +15,7 @@ import type { Runtime } from "../runtime/runtime.js";
 import { defaultCard, etagOf, v03Card, v1Card } from "./card.js";
 import { appErrorToJsonRpc, envelopeError, internalJsonRpcError, INTERNAL_ERROR, INVALID_PARAMS, type JsonRpcError } from "./errors.js";
 import { CALL_STATE, type CallState } from "./call.js";
+import { noteRateLimit, rateLimitHeadersOnWrite } from "./rate-limit-headers.js";
 import { GatewayA2AHandler } from "./handler.js";
 import { restBinding } from "./rest.js";
 
@@ -150,11 +150,8 @@ export const a2aRoutes: RouteModule = (runtime) => {
           return;
         }
       }
-      state.onRateLimit = (s) => {
-        if (res.headersSent) return;
-        const h = rateLimitHeaders(s);
-        for (const k in h) res.setHeader(k, h[k]!);
-      };
+      state.onRateLimit = noteRateLimit(state);
+      rateLimitHeadersOnWrite(res, state);
       const left = new AbortController();
       res.on("close", () => res.writableFinished || left.abort());
       state.left = left.signal;
