@@ -9,9 +9,9 @@ export interface RateLimitNote {
 /**
  * The call's `onRateLimit`: notes the window on the call's state. It is built here, not in the
  * route, so that it holds the state alone: a closure made in the route shares the route's scope,
- * and with it the response, the request and its body. The state outlives scavenges through the
- * SDK's and the turn's promise chains, and everything reachable from it was promoted to the old
- * generation with it, 6 to 12 kB per call (docs/design/request-path-cpu.md).
+ * and with it the response, the request and its body. Young-generation collections find the
+ * state still reached (from dead objects already in the old generation), and everything it
+ * reached was promoted with it: 6 to 12 kB per call (docs/design/request-path-cpu.md).
  */
 export function noteRateLimit(state: RateLimitNote): (s: RateLimitState) => void {
   return (s) => {
