@@ -8,14 +8,14 @@ import type { KeyPrincipal } from "../keys/auth.js";
 import type { RateLimitState } from "../chat/rate-limit.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { toTask, type TaskView } from "./mapping.js";
+import type { RateLimitNote } from "./rate-limit-headers.js";
 import { findTask, TERMINAL_STATES, type TaskRow } from "./store.js";
 
 /** What the route hands the handler with each request (in the SDK's per-request context). */
-export interface CallState {
+export interface CallState extends RateLimitNote {
   principal: KeyPrincipal;
   /** Notes the key's window on `rateLimit`; the response's head carries it (rate-limit-headers.ts). */
   onRateLimit: (s: RateLimitState) => void;
-  rateLimit?: RateLimitState;
   /** Set when the call failed with an AppError, so the route answers with its status and code. */
   failure?: AppError;
   /** Set once the SDK has parsed the request and handed it to this handler. */

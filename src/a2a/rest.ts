@@ -38,6 +38,8 @@ const STATUS_NAME: Record<number, string> = {
   504: "DEADLINE_EXCEEDED",
 };
 
+/** A REST stream's call state: `streaming` once its first event left (the keep-alive waits for it). */
+type StreamCallState = CallState & { streaming?: boolean };
 
 const CHAT_SEND = /\/message:(send|stream)$/;
 /** The methods answered with an SSE stream. */
@@ -167,7 +169,7 @@ export function restBinding(runtime: Runtime, handler: A2ARequestHandler, auth: 
  * withHeldStreams once the first event left). The timer is the response's, not the call
  * state's: the state holds nothing that reaches the response (rate-limit-headers.ts says why).
  */
-function keepAlive(res: Response, state: CallState & { streaming?: boolean }): void {
+function keepAlive(res: Response, state: StreamCallState): void {
   const timer = setInterval(() => state.streaming && res.headersSent && !res.writableEnded && res.write(": keep-alive\n\n"), HEARTBEAT_MS);
   res.on("close", () => clearInterval(timer));
 }
@@ -180,7 +182,7 @@ function keepAlive(res: Response, state: CallState & { streaming?: boolean }): v
 function withHeldStreams(handler: A2ARequestHandler): A2ARequestHandler {
   const held = (method: "sendMessageStream" | "resubscribe") =>
     async function* (this: unknown, params: never, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
-      const state = context.state.get(CALL_STATE) as CallState & { streaming?: boolean };
+      const state = context.state.get(CALL_STATE) as StreamCallState;
       const it = (handler[method] as (p: never, c: ServerCallContext) => AsyncGenerator<StreamResponse, void, undefined>).call(handler, params, context)[Symbol.asyncIterator]();
       try {
         const first = await it.next();
