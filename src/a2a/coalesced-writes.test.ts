@@ -83,6 +83,14 @@ describe("coalesceWrites", () => {
     expect(calls).toEqual([]);
   });
 
+  it("every response gets the same three functions: none is made for, or holds, one response", () => {
+    const a = fakeResponse().res;
+    const b = fakeResponse().res;
+    for (const m of ["write", "end", "flushHeaders"] as const) {
+      expect(a[m], m).toBe(b[m]);
+    }
+  });
+
   it("the bytes out are the bytes in, in order, in at most one write per turn (generated schedules)", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.array(fc.string({ minLength: 1 }), { maxLength: 4 }), { minLength: 1, maxLength: 8 }), fc.boolean(), async (turns, headersFirst) => {

@@ -2,6 +2,20 @@ import type { ServerResponse } from "node:http";
 
 type Chunk = string | Uint8Array;
 type Callback = (err?: Error | null) => void;
+type Write = (this: ServerResponse, chunk: Chunk, ...rest: unknown[]) => boolean;
+type End = (this: ServerResponse, ...args: unknown[]) => ServerResponse;
+
+/** A response's writes waiting for the end of the turn, and the methods they go to then. */
+interface Coalesced {
+  pending: Chunk[];
+  headers: boolean;
+  scheduled: boolean;
+  write: Write;
+  end: End;
+  flushHeaders: (this: ServerResponse) => void;
+}
+const COALESCED = Symbol("coalesced writes");
+type CoalescingResponse = ServerResponse & { [COALESCED]: Coalesced };
 
 /**
  * Makes what the A2A SDK's express router writes on a stream leave in one socket write per turn
@@ -11,55 +25,74 @@ type Callback = (err?: Error | null) => void;
  * call and a TCP segment the client wakes for. Writes wait only for the end of the current turn;
  * nothing waits for a later event. A write or end with a callback, or a binary chunk with an
  * encoding, passes through at once, after what is pending.
+ *
+ * The replacements are the same three functions for every response and find theirs through
+ * `this`. Function literals written into the response's methods per stream would live in the
+ * old generation and keep the response and its request through young collections (9 kB promoted
+ * a stream; see rate-limit-headers.ts).
  */
 export function coalesceWrites(res: ServerResponse): void {
-  const write = res.write.bind(res) as (chunk: Chunk, cb?: Callback) => boolean;
-  const end = res.end.bind(res) as (chunk?: Chunk, cb?: () => void) => ServerResponse;
-  const flushHeaders = res.flushHeaders.bind(res);
-  let pending: Chunk[] = [];
-  let headers = false;
-  let scheduled = false;
+  (res as CoalescingResponse)[COALESCED] = {
+    pending: [],
+    headers: false,
+    scheduled: false,
+    write: res.write as Write,
+    end: res.end as End,
+    flushHeaders: res.flushHeaders,
+  };
+  res.flushHeaders = flushHeadersLater;
+  res.write = writeLater as ServerResponse["write"];
+  res.end = endWithPending as ServerResponse["end"];
+}
 
-  const take = (): Chunk | undefined => {
-    if (pending.length === 0) return undefined;
-    const all = pending.length === 1 ? pending[0]! : pending.every((c) => typeof c === "string") ? pending.join("") : Buffer.concat(pending.map((c) => (typeof c === "string" ? Buffer.from(c) : c)));
-    pending = [];
-    return all;
-  };
-  const flush = () => {
-    scheduled = false;
-    if (res.writableEnded || res.destroyed) return;
-    const data = take();
-    if (data !== undefined) write(data);
-    else if (headers && !res.headersSent) flushHeaders();
-    headers = false;
-  };
-  const schedule = () => {
-    if (scheduled) return;
-    scheduled = true;
-    setImmediate(flush);
-  };
+function flushHeadersLater(this: CoalescingResponse): void {
+  this[COALESCED].headers = true;
+  schedule(this);
+}
 
-  res.flushHeaders = () => {
-    headers = true;
-    schedule();
-  };
-  res.write = ((chunk: Chunk, ...rest: unknown[]) => {
-    if (res.writableEnded || res.destroyed) return false;
-    if (rest.length > 0) {
-      flush();
-      return write(chunk, ...(rest as [Callback]));
-    }
-    pending.push(chunk);
-    schedule();
-    return true;
-  }) as typeof res.write;
-  res.end = ((chunk?: Chunk | (() => void), ...rest: unknown[]) => {
-    if (typeof chunk === "function" || rest.length > 0) {
-      flush();
-      return end(chunk as Chunk, ...(rest as [() => void]));
-    }
-    if (chunk !== undefined && chunk !== null) pending.push(chunk);
-    return end(take());
-  }) as typeof res.end;
+function writeLater(this: CoalescingResponse, chunk: Chunk, ...rest: unknown[]): boolean {
+  if (this.writableEnded || this.destroyed) return false;
+  const c = this[COALESCED];
+  if (rest.length > 0) {
+    flush(this);
+    return c.write.call(this, chunk, ...(rest as [Callback]));
+  }
+  c.pending.push(chunk);
+  schedule(this);
+  return true;
+}
+
+function endWithPending(this: CoalescingResponse, chunk?: Chunk | (() => void), ...rest: unknown[]): ServerResponse {
+  const c = this[COALESCED];
+  if (typeof chunk === "function" || rest.length > 0) {
+    flush(this);
+    return c.end.call(this, chunk, ...rest);
+  }
+  if (chunk !== undefined && chunk !== null) c.pending.push(chunk);
+  return c.end.call(this, take(c));
+}
+
+function schedule(res: CoalescingResponse): void {
+  const c = res[COALESCED];
+  if (c.scheduled) return;
+  c.scheduled = true;
+  setImmediate(flush, res);
+}
+
+function flush(res: CoalescingResponse): void {
+  const c = res[COALESCED];
+  c.scheduled = false;
+  if (res.writableEnded || res.destroyed) return;
+  const data = take(c);
+  if (data !== undefined) c.write.call(res, data);
+  else if (c.headers && !res.headersSent) c.flushHeaders.call(res);
+  c.headers = false;
+}
+
+function take(c: Coalesced): Chunk | undefined {
+  const { pending } = c;
+  if (pending.length === 0) return undefined;
+  const all = pending.length === 1 ? pending[0]! : pending.every((x) => typeof x === "string") ? pending.join("") : Buffer.concat(pending.map((x) => (typeof x === "string" ? Buffer.from(x) : x)));
+  c.pending = [];
+  return all;
 }

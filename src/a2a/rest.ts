@@ -38,8 +38,11 @@ const STATUS_NAME: Record<number, string> = {
   504: "DEADLINE_EXCEEDED",
 };
 
-/** A REST stream's call state: `streaming` once its first event left (the keep-alive waits for it). */
-type StreamCallState = CallState & { streaming?: boolean };
+/**
+ * A REST call's state: `answered` once its error answer is being written (ownErrorsJson), and, on
+ * a stream, `streaming` once its first event left (the keep-alive waits for it).
+ */
+type RestCallState = CallState & { answered?: boolean; streaming?: boolean };
 
 const CHAT_SEND = /\/message:(send|stream)$/;
 /** The methods answered with an SSE stream. */
@@ -64,33 +67,40 @@ export function restError(res: Response, err: AppError): void {
  * noted on the call state is answered as such instead, and an exception that is not an A2A error
  * (a bug) shows nothing of itself, or, before the handler was reached, is the SDK failing to
  * decode the request (400, as JSON-RPC's Invalid params).
+ *
+ * One function for every call, installed as the response's `json`: it finds the call through
+ * `this`. A function literal written into `res.json` by the call would live in the old generation
+ * and keep the response, the request and its body through young collections (6 kB promoted a
+ * call; rate-limit-headers.ts says why).
  */
-function answerOwnErrors(runtime: Runtime, res: Response, state: CallState): void {
-  const json = res.json.bind(res);
-  // v0.3's router (A2A-Version absent or 0.3) answers errors as `{ code, message, data }`.
-  const legacy = /^(0\.3(\.\d+)?)?$/.test((res.req.get("a2a-version") ?? "").trim());
-  res.json = (body: unknown) => {
-    if (res.headersSent || res.statusCode < 400) return json(body);
-    res.json = json;
+function ownErrorsJson(runtime: Runtime): (this: Response, body: unknown) => Response {
+  const json = express.response.json as (this: Response, body: unknown) => Response;
+  return function (this: Response, body: unknown): Response {
+    const res = this;
+    const state = res.locals[CALL_STATE] as RestCallState;
+    if (state.answered || res.headersSent || res.statusCode < 400) return json.call(res, body);
+    state.answered = true;
+    // v0.3's router (A2A-Version absent or 0.3) answers errors as `{ code, message, data }`.
+    const legacy = /^(0\.3(\.\d+)?)?$/.test((res.req.get("a2a-version") ?? "").trim());
     if (state.failure) {
       if (!legacy) restError(res, state.failure);
       else {
         for (const [k, v] of Object.entries(state.failure.headers)) res.setHeader(k, v);
         res.status(state.failure.status);
-        json(appErrorToJsonRpc(state.failure, true).error);
+        json.call(res, appErrorToJsonRpc(state.failure, true).error);
       }
       return res;
     }
     const b = body as { error?: { message?: string; details?: unknown[] }; code?: number; message?: string } | undefined;
     // An A2A error the SDK mapped carries its ErrorInfo (v1.0) or its own code (v0.3): as is.
-    if (res.statusCode < 500 || b?.error?.details?.length || (legacy && b?.code !== INTERNAL_ERROR)) return json(body);
+    if (res.statusCode < 500 || b?.error?.details?.length || (legacy && b?.code !== INTERNAL_ERROR)) return json.call(res, body);
     const message = b?.error?.message ?? b?.message ?? "";
     if (!state.entered) {
       res.status(400);
-      return json(legacy ? { code: INVALID_PARAMS, message: `Invalid parameters: ${message}`.slice(0, 300) } : { error: { code: 400, status: "INVALID_ARGUMENT", message: `Invalid parameters: ${message}`.slice(0, 300), details: [] } });
+      return json.call(res, legacy ? { code: INVALID_PARAMS, message: `Invalid parameters: ${message}`.slice(0, 300) } : { error: { code: 400, status: "INVALID_ARGUMENT", message: `Invalid parameters: ${message}`.slice(0, 300), details: [] } });
     }
     runtime.log.error({ message }, "A2A REST call failed");
-    return json(legacy ? internalJsonRpcError() : { error: { code: 500, status: "INTERNAL", message: "Internal error", details: [] } });
+    return json.call(res, legacy ? internalJsonRpcError() : { error: { code: 500, status: "INTERNAL", message: "Internal error", details: [] } });
   };
 }
 
@@ -103,6 +113,7 @@ export function restBinding(runtime: Runtime, handler: A2ARequestHandler, auth: 
     if (type === "entity.parse.failed") return res.status(400).json({ error: { code: 400, status: "INVALID_ARGUMENT", message: "Invalid JSON payload", details: [] } });
     next(err);
   };
+  const answerJson = ownErrorsJson(runtime);
   const authenticate: RequestHandler = async (req, res, next) => {
     // The key first, before the body is read: a caller without one learns nothing else.
     let principal;
@@ -118,7 +129,7 @@ export function restBinding(runtime: Runtime, handler: A2ARequestHandler, auth: 
     state.onRateLimit = noteRateLimit(state);
     rateLimitHeadersOnWrite(res, state);
     res.locals[CALL_STATE] = state;
-    answerOwnErrors(runtime, res, state);
+    res.json = answerJson;
     if (STREAMS.test(req.path)) {
       coalesceWrites(res);
       keepAlive(res, state);
@@ -169,7 +180,7 @@ export function restBinding(runtime: Runtime, handler: A2ARequestHandler, auth: 
  * withHeldStreams once the first event left). The timer is the response's, not the call
  * state's: the state holds nothing that reaches the response (rate-limit-headers.ts says why).
  */
-function keepAlive(res: Response, state: StreamCallState): void {
+function keepAlive(res: Response, state: RestCallState): void {
   const timer = setInterval(() => state.streaming && res.headersSent && !res.writableEnded && res.write(": keep-alive\n\n"), HEARTBEAT_MS);
   res.on("close", () => clearInterval(timer));
 }
@@ -182,7 +193,7 @@ function keepAlive(res: Response, state: StreamCallState): void {
 function withHeldStreams(handler: A2ARequestHandler): A2ARequestHandler {
   const held = (method: "sendMessageStream" | "resubscribe") =>
     async function* (this: unknown, params: never, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
-      const state = context.state.get(CALL_STATE) as StreamCallState;
+      const state = context.state.get(CALL_STATE) as RestCallState;
       const it = (handler[method] as (p: never, c: ServerCallContext) => AsyncGenerator<StreamResponse, void, undefined>).call(handler, params, context)[Symbol.asyncIterator]();
       try {
         const first = await it.next();
