@@ -7,11 +7,12 @@ export interface RateLimitNote {
 }
 
 /**
- * The call's `onRateLimit`: notes the window on the call's state. It is built here, not in the
- * route, so that it holds the state alone: a closure made in the route shares the route's scope,
- * and with it the response, the request and its body. Young-generation collections find the
- * state still reached (from dead objects already in the old generation), and everything it
- * reached was promoted with it: 6 to 12 kB per call (docs/design/request-path-cpu.md).
+ * The call's `onRateLimit`: notes the window on the call's state. It is made here and returned,
+ * never written as a function literal straight into a property: V8 allocates such a literal in
+ * the old generation, where, dead or not, it keeps what it closes over through every young
+ * collection until the next full one. Made in the route, it closed over the route's scope, and
+ * so the response, the request and its body: 6 to 12 kB promoted a call
+ * (docs/design/request-path-cpu.md; `npm run lint:closures` finds the pattern).
  */
 export function noteRateLimit(state: RateLimitNote): (s: RateLimitState) => void {
   return (s) => {
@@ -19,19 +20,28 @@ export function noteRateLimit(state: RateLimitNote): (s: RateLimitState) => void
   };
 }
 
+const NOTE = Symbol("rate-limit note");
+const WRITE_HEAD = Symbol("writeHead");
+type NotedResponse = ServerResponse & { [NOTE]: RateLimitNote; [WRITE_HEAD]: ServerResponse["writeHead"] };
+
 /**
  * Writes the noted window's headers when the response's head is written, whoever writes it (the
  * route, the SDK's router, an error). A header already set (a 429's own) is kept. A window noted
- * after the head was sent is not shown, as before.
+ * after the head was sent is not shown, as before. One `writeHead` serves every response and
+ * finds the note through `this`: nothing is made per call.
  */
 export function rateLimitHeadersOnWrite(res: ServerResponse, state: RateLimitNote): void {
-  const writeHead = res.writeHead;
-  res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse["writeHead"]>) {
-    const s = state.rateLimit;
-    if (s) {
-      const h = rateLimitHeaders(s);
-      for (const k in h) if (!this.hasHeader(k)) this.setHeader(k, h[k]!);
-    }
-    return writeHead.apply(this, args);
-  } as ServerResponse["writeHead"];
+  const noted = res as NotedResponse;
+  noted[NOTE] = state;
+  noted[WRITE_HEAD] = res.writeHead;
+  res.writeHead = writeHeadWithRateLimit as ServerResponse["writeHead"];
+}
+
+function writeHeadWithRateLimit(this: NotedResponse, ...args: Parameters<ServerResponse["writeHead"]>): ServerResponse {
+  const s = this[NOTE].rateLimit;
+  if (s) {
+    const h = rateLimitHeaders(s);
+    for (const k in h) if (!this.hasHeader(k)) this.setHeader(k, h[k]!);
+  }
+  return this[WRITE_HEAD].apply(this, args);
 }
