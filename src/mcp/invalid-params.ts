@@ -31,9 +31,12 @@ export function invalidParamsAnswer(request: { id: string | number; method: stri
 export function answerInvalidParams(transport: Transport): void {
   const deliver = transport.onmessage;
   if (!deliver) throw new Error("answerInvalidParams: connect the server to the transport first");
-  transport.onmessage = (message, extra) => {
+  // Named first: a function literal written straight into `transport.onmessage` would be
+  // allocated in the old generation with this request's scope (a2a/rate-limit-headers.ts).
+  const onmessage: typeof deliver = (message, extra) => {
     const invalid = isJSONRPCRequest(message) ? invalidParamsError(message) : undefined;
     if (!invalid) return deliver(message, extra);
     void transport.send(invalid).catch(() => {});
   };
+  transport.onmessage = onmessage;
 }

@@ -122,23 +122,24 @@ export class JsonResponseTransport implements Transport {
       return { status: 202 };
     }
     const answers = await new Promise<JSONRPCMessage[] | undefined>((resolve) => {
-      const exchange: Exchange = { answers: requests.map(() => undefined), waiting: requests.length, done: resolve };
+      const leave = () => {
+        for (const id of ids) this.cancel(id, "The client disconnected");
+        resolve(undefined);
+      };
+      // Named, not written into `exchange.done` as a function literal: V8 allocates such a literal
+      // in the old generation, where it holds this request's scope (a2a/rate-limit-headers.ts).
+      const done = (a: JSONRPCMessage[]) => {
+        signal.removeEventListener("abort", leave);
+        resolve(a);
+      };
+      const exchange: Exchange = { answers: requests.map(() => undefined), waiting: requests.length, done };
       const ids = requests.map((request, slot) => {
         const id = this.nextId++;
         this.inFlight.set(id, { exchange, slot, request });
         return id;
       });
-      const leave = () => {
-        for (const id of ids) this.cancel(id, "The client disconnected");
-        resolve(undefined);
-      };
       if (signal.aborted) return leave();
       signal.addEventListener("abort", leave, { once: true });
-      const finish = exchange.done;
-      exchange.done = (a) => {
-        signal.removeEventListener("abort", leave);
-        finish(a);
-      };
       let slot = 0;
       for (const m of messages) {
         if (isRequest(m)) this.onmessage?.({ ...m, id: ids[slot++]! }, info);

@@ -1,7 +1,7 @@
 import { CLIENT_CAPABILITIES_META_KEY, type ServerContext } from "@modelcontextprotocol/server";
 import { callerOf } from "./auth.js";
 import { TASKS_EXTENSION } from "./task-shape.js";
-import type { InputRounds, ToolCall } from "./tool-spec.js";
+import { progressOf, type InputRounds, type ToolCall } from "./tool-spec.js";
 
 /** The request declared the Tasks extension in its per-request client capabilities (the `_meta` envelope). */
 export function tasksDeclared(ctx: ServerContext): boolean {
@@ -30,7 +30,7 @@ export function modernToolCall(ctx: ServerContext, tasks: boolean): ToolCall {
   const call: ToolCall = { principal: callerOf({ authInfo: ctx.http?.authInfo }), signal: ctx.mcpReq.signal, tasks, rounds };
   const token = ctx.mcpReq._meta?.progressToken;
   if (token !== undefined) {
-    call.progress = (progress, message) => ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, progress, message } });
+    call.progress = progressOf((n) => ctx.mcpReq.notify(n), token);
   }
   return call;
 }

@@ -6,7 +6,7 @@ import { callerOf } from "./auth.js";
 import { chatTool } from "./chat-tool.js";
 import { jobTools } from "./job-tools.js";
 import { JsonResponseTransport } from "./json-transport.js";
-import { isDeferred, type ToolCall, type ToolSpec } from "./tool-spec.js";
+import { isDeferred, progressOf, type ToolCall, type ToolSpec } from "./tool-spec.js";
 
 /** What the MCP server of an agent is named after and which tools it offers. */
 export interface AgentProfile {
@@ -60,7 +60,7 @@ function agentMcpServer(runtime: Runtime, profile: AgentProfile): McpServer {
     server.registerTool(name, { title, description, inputSchema: input, outputSchema: output, annotations }, async (args, extra) => {
       const token = extra._meta?.progressToken;
       const call: ToolCall = { principal: callerOf(extra), signal: extra.signal };
-      if (token !== undefined) call.progress = (progress, message) => extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress, message } });
+      if (token !== undefined) call.progress = progressOf((n) => extra.sendNotification(n), token);
       const result = await spec.call(args, call);
       // Never a task or an input request here: this era has neither, so `tasks` and `rounds` are never set.
       if (isDeferred(result)) throw new Error("a task or input request answer in the initialize era");

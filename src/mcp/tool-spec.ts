@@ -10,6 +10,20 @@ import type { TaskHandle } from "./task-shape.js";
  */
 
 /** What a tool call knows of its request, whichever SDK carried it. */
+/** A `notifications/progress` in the shape both MCP eras send it. */
+export interface ProgressNotification {
+  method: "notifications/progress";
+  params: { progressToken: string | number; progress: number; message: string };
+}
+
+/**
+ * A call's `progress` for its token. Made here and returned (never a function literal written
+ * into `call.progress`, which V8 would allocate in the old generation with the request's scope).
+ */
+export function progressOf(notify: (n: ProgressNotification) => Promise<void>, progressToken: string | number): NonNullable<ToolCall["progress"]> {
+  return (progress, message) => notify({ method: "notifications/progress", params: { progressToken, progress, message } });
+}
+
 export interface ToolCall {
   /** The key the request came with (auth.ts `callerOf`). */
   principal: KeyPrincipal;
