@@ -103,6 +103,7 @@ const DEADLOCK_RETRIES = 3;
  */
 function retryDeadlocks(pool: pg.Pool): void {
   const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
+  // Once per process (lint:closures).
   pool.query = (async (...args: unknown[]) => {
     // The callback form is the pool's own business (nothing here uses it).
     if (typeof args.at(-1) === "function") return query(...args);

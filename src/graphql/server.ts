@@ -63,13 +63,14 @@ export async function mountGraphQL(runtime: Runtime, schema: GraphQLSchema, http
   // expected, not an internal error: noted at debug level instead. (Registered before useServer's listener.)
   wsServer.on("connection", (socket) => {
     const emit = socket.emit.bind(socket);
-    socket.emit = ((event: string | symbol, ...args: unknown[]) => {
+    const quietOversized = ((event: string | symbol, ...args: unknown[]) => {
       if (event === "error" && (args[0] as { code?: string } | undefined)?.code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH") {
         runtime.log.debug({ limit: limits.maxPayloadBytes }, "graphql-ws message over GRAPHQL_WS_MAX_PAYLOAD_BYTES refused (1009)");
         return true;
       }
       return emit(event, ...args);
     }) as typeof socket.emit;
+    socket.emit = quietOversized;
   });
   // The upgrade answer bypasses Express: it gets its x-request-id here.
   wsServer.on("headers", (headers, req) => headers.push(`${REQUEST_ID_HEADER}: ${requestIdOf(req.headers)}`));

@@ -122,6 +122,7 @@ export function createProvider(runtime: Runtime): Provider {
 function allowLoopbackPorts(provider: Provider): void {
   const proto = provider.Client.prototype as { redirectUriAllowed(uri: string): boolean; redirectUris?: string[] };
   const exact = proto.redirectUriAllowed;
+  // Once per process (lint:closures).
   proto.redirectUriAllowed = function (this: typeof proto, uri: string): boolean {
     if (exact.call(this, uri)) return true;
     const strip = (u: string) => {
