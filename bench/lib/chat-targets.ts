@@ -112,7 +112,9 @@ export function targetsTables(m: Measured): string {
     const x = added(`${id}:${m.head}`, lo, s);
     verdict(label, a !== undefined && x !== undefined ? x <= bound * a : undefined, a !== undefined && x !== undefined ? `+${f2(x)} ms against chat completions' +${f2(a)} ms: ${f2(x / a)}×` : why([ours, `${id}:${m.head}`], lo, s));
   };
-  for (const s of [false, true]) versus("gw-a2a", s, 1.1, `A2A (SendMessage${s ? "/SendStreamingMessage" : ""}) adds ≤ 10 % to the chat path's added mean at ${lo} connection(s) (${mode(s)})`);
+  for (const [id, binding] of [["gw-a2a", "JSON-RPC"], ["gw-a2a-rest", "HTTP+JSON"]] as const) {
+    for (const s of [false, true]) versus(id, s, 1.1, `A2A over ${binding} (SendMessage${s ? "/SendStreamingMessage" : ""}) adds ≤ 10 % to the chat path's added mean at ${lo} connection(s) (${mode(s)})`);
+  }
   versus("gw-mcp", false, 1.1, `MCP (tools/call chat) adds ≤ 10 % to the chat path's added mean at ${lo} connection(s)`);
   versus("gw-mcp26", false, 1.1, `MCP 2026-07-28 (tools/call chat, SDK v2) adds ≤ 10 % to the chat path's added mean at ${lo} connection(s)`);
   versus("gw-b-limited", false, 1.05, `a key with an expiry and a spend limit costs no more than one without (added mean at ${lo} connection(s), within 5 % noise)`);
