@@ -10,6 +10,19 @@ import type { TaskHandle } from "./task-shape.js";
  */
 
 /** What a tool call knows of its request, whichever SDK carried it. */
+export interface ToolCall {
+  /** The key the request came with (auth.ts `callerOf`). */
+  principal: KeyPrincipal;
+  /** Aborted when the client leaves (or cancels the request). */
+  signal: AbortSignal;
+  /** One `notifications/progress`, when the request carried a progress token; otherwise absent. */
+  progress?: (progress: number, message: string) => Promise<void>;
+  /** The request declared the Tasks extension (2026-07-28 only): a `run` not done in time may answer as a task. */
+  tasks?: boolean;
+  /** 2026-07-28 only: what the request carries for a multi-round-trip ask (ask-round.ts). */
+  rounds?: InputRounds;
+}
+
 /** A `notifications/progress` in the shape both MCP eras send it. */
 export interface ProgressNotification {
   method: "notifications/progress";
@@ -22,19 +35,6 @@ export interface ProgressNotification {
  */
 export function progressOf(notify: (n: ProgressNotification) => Promise<void>, progressToken: string | number): NonNullable<ToolCall["progress"]> {
   return (progress, message) => notify({ method: "notifications/progress", params: { progressToken, progress, message } });
-}
-
-export interface ToolCall {
-  /** The key the request came with (auth.ts `callerOf`). */
-  principal: KeyPrincipal;
-  /** Aborted when the client leaves (or cancels the request). */
-  signal: AbortSignal;
-  /** One `notifications/progress`, when the request carried a progress token; otherwise absent. */
-  progress?: (progress: number, message: string) => Promise<void>;
-  /** The request declared the Tasks extension (2026-07-28 only): a `run` not done in time may answer as a task. */
-  tasks?: boolean;
-  /** 2026-07-28 only: what the request carries for a multi-round-trip ask (ask-round.ts). */
-  rounds?: InputRounds;
 }
 
 /** A 2026-07-28 request's multi-round-trip material: whether the client can be asked, and its answers. */
