@@ -52,12 +52,16 @@ describe("A2A SendStreamingMessage events", () => {
     await new Promise((r) => upstream?.close(r));
   });
 
-  /** Starts a stream; `events` yields each SSE event's JSON-RPC result as it arrives. */
-  const send = async (text: string) => {
-    const r = await fetch(`${app.url}/api/a2a/${agent}`, {
+  /**
+   * Starts a stream over JSON-RPC or HTTP+JSON; `events` yields each SSE event's result (the
+   * StreamResponse) as it arrives, or `{ error }`.
+   */
+  const send = async (text: string, binding: "JSON-RPC" | "HTTP+JSON" = "JSON-RPC") => {
+    const message = { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }] };
+    const r = await fetch(binding === "JSON-RPC" ? `${app.url}/api/a2a/${agent}` : `${app.url}/api/a2a/${agent}/v1/message:stream`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${key}`, "A2A-Version": "1.0" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "SendStreamingMessage", params: { message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }] } } }),
+      body: JSON.stringify(binding === "JSON-RPC" ? { jsonrpc: "2.0", id: 1, method: "SendStreamingMessage", params: { message } } : { message }),
     });
     expect(r.status).toBe(200);
     const reader = r.body!.pipeThrough(new TextDecoderStream()).getReader();
@@ -75,7 +79,7 @@ describe("A2A SendStreamingMessage events", () => {
         const data = event.split("\n").find((l) => l.startsWith("data: "));
         if (!data) continue;
         const m = JSON.parse(data.slice(6));
-        yield m.result ?? { error: m.error };
+        yield binding === "JSON-RPC" ? (m.result ?? { error: m.error }) : m;
       }
     }
     return events();
@@ -131,7 +135,7 @@ describe("A2A SendStreamingMessage events", () => {
     return out;
   };
 
-  it("text that arrives before the turn ends: the task's record is written on its own first, and nothing leaves before it", async () => {
+  it.each(["JSON-RPC", "HTTP+JSON"] as const)("%s: text that arrives before the turn ends: the task's record is written on its own first, and nothing leaves before it", async (binding) => {
     reads = [["Hello"], [" there"]];
     let more!: () => void;
     const upstreamHeld = new Promise<void>((r) => (more = r));
@@ -139,7 +143,7 @@ describe("A2A SendStreamingMessage events", () => {
     const spy = holdRecordWrite();
     try {
       let answered = false;
-      const started = send("durable").then((events) => {
+      const started = send("durable", binding).then((events) => {
         answered = true;
         return events;
       });
@@ -163,14 +167,14 @@ describe("A2A SendStreamingMessage events", () => {
     }
   });
 
-  it("an upstream that sends no text at first: the Task event leaves once the record is written, before any text", async () => {
+  it.each(["JSON-RPC", "HTTP+JSON"] as const)("%s: an upstream that sends no text at first: the Task event leaves once the record is written, before any text", async (binding) => {
     reads = [[], ["late"]];
     let more!: () => void;
     const upstreamHeld = new Promise<void>((r) => (more = r));
     nextRead = () => upstreamHeld;
     const spy = holdRecordWrite();
     try {
-      const started = send("slow start");
+      const started = send("slow start", binding);
       await until(() => spy.made() === 1);
       spy.release();
       const events = await started;
@@ -213,14 +217,41 @@ describe("A2A SendStreamingMessage events", () => {
     }
   });
 
-  it("a stream whose record could not be written sends no event that names the task: one error event", async () => {
+  it.each(["JSON-RPC", "HTTP+JSON"] as const)("%s: the end's events, built while the finish statement runs, leave only if it commits: a finish that refuses (the thread deleted meanwhile) sends the end as stored, FAILED", async (binding) => {
+    reads = [["Hello there"]];
+    nextRead = async () => {};
+    const window = app.runtime.config.a2a.streamRecordAfterMs;
+    app.runtime.config.a2a.streamRecordAfterMs = 10_000;
+    let finishes = 0;
+    // The finish statement waits 50 ms (the end's events are built meanwhile), then finds its thread gone.
+    const spy = spyQueries(app.runtime.pool, (q) => {
+      if (!q.name?.startsWith("thread-finish")) return undefined;
+      finishes++;
+      return new Promise<void>((r) => setTimeout(r, 50)).then(async () => void (await app.runtime.pool.query("delete from threads where agent_id = $1", [agent])));
+    });
+    try {
+      const events = await all(await send("refused", binding));
+      expect(finishes).toBe(1);
+      expect(events[0].task.status.state).toBe("TASK_STATE_WORKING");
+      const states = events.flatMap((e) => (e.statusUpdate ? [e.statusUpdate.status.state] : []));
+      expect(states).toEqual(["TASK_STATE_FAILED"]);
+      expect(events.at(-1).statusUpdate.status.message.parts[0].text).toMatch(/deleted/);
+      const { rows } = await app.runtime.pool.query<{ state: string; answer: string | null }>("select state, answer from a2a_tasks where id = $1", [events[0].task.id]);
+      expect(rows).toEqual([{ state: "failed", answer: null }]);
+    } finally {
+      app.runtime.config.a2a.streamRecordAfterMs = window;
+      spy.restore();
+    }
+  });
+
+  it.each(["JSON-RPC", "HTTP+JSON"] as const)("%s: a stream whose record could not be written sends no event that names the task: one error event", async (binding) => {
     reads = [["Hello"], [" there"]];
     let more!: () => void;
     const upstreamHeld = new Promise<void>((r) => (more = r));
     nextRead = () => upstreamHeld;
     const spy = spyQueries(app.runtime.pool, (q) => (q.name === "a2a-insert-working-task" ? Object.assign(new Error("connection terminated"), { code: "57P01" }) : undefined));
     try {
-      const events = await send("no record");
+      const events = await send("no record", binding);
       const got = await all(events).finally(() => more());
       expect(got).toHaveLength(1);
       expect(got[0]).toEqual({ error: expect.objectContaining({ code: expect.any(Number), message: expect.any(String) }) });

@@ -22,6 +22,14 @@ export interface CallState extends RateLimitNote {
   entered?: boolean;
   /** A stream's events wait for this (the first names a task whose record is not yet durable). */
   eventsWaitFor?: Promise<void>;
+  /** How many events the stream's handler has pushed (stream.ts; the transports pass them on one for one). */
+  pushed?: number;
+  /**
+   * The stream's events numbered `from` to `to` - 1 (counting from 0, as pushed) also wait for
+   * `until`, and are dropped when it resolves false: the end's events, sent ahead of the commit
+   * of the statement that stores the end (stream.ts).
+   */
+  endHeld?: { from: number; to: number; until: Promise<boolean> };
   /**
    * Aborted when the client goes away before the answer's end. A stream stops following its task
    * then, even while no event is due: the SDK's generator around ours would pass the client's

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Message } from "@a2a-js/sdk";
 import { AppError } from "../errors/app-error.js";
 import { chooseModel, executeTurn } from "../chat/engine.js";
@@ -39,6 +40,15 @@ export interface StartedChatTask {
   writeNow?: () => Promise<void>;
   /** Whether the turn's end is on its way (its finish began, or the turn ended): no more text comes. */
   ending: () => boolean;
+  /**
+   * Resolves once the turn's finish statement, which stores the task's end, is on its way (never
+   * for a turn that ends otherwise): `plannedEnd` is then the end as it stores it, and `done`
+   * settles with that same row if it commits.
+   */
+  finishing: Promise<void>;
+  plannedEnd: () => TaskRow | undefined;
+  /** Resolves once a statement that writes the task's record is on its way: the open's, its own insert, or the finish. */
+  recordWriteBegan: Promise<void>;
 }
 
 /**
@@ -84,6 +94,8 @@ export async function startChatTask(
   let streamed: StreamedTaskRecord | undefined;
   let textSeen = false;
   const onDelta = hooks.onDelta;
+  let finishBegan!: () => void;
+  const finishing = new Promise<void>((resolve) => (finishBegan = resolve));
   let accepted!: (info: { threadId: string }) => void;
   const started = new Promise<{ threadId: string }>((resolve) => (accepted = resolve));
   // In the instance's turns, so a graceful stop cuts it as it cuts a chat completion (in-flight.ts):
@@ -130,6 +142,7 @@ export async function startChatTask(
               : { state: "completed", answer: content, error: null };
           const at = new Date();
           endRow = chatTaskRow(record.id, contextId, record.request, end, at);
+          finishBegan();
           return finishTurnWithTask(record, writtenBefore, end, at);
         },
       },
@@ -141,6 +154,10 @@ export async function startChatTask(
   const { threadId } = await Promise.race([started, turn.then(() => started)]);
   // Set before any await: the turn's finish (which may come meanwhile) builds the end's row with it.
   contextId = context.clientContextId ?? threadId;
+  // The turn's upstream request leaves in this turn of the event loop: the task's own work (its
+  // first events, built and formatted) waits for the next, so it overlaps the upstream's answer
+  // instead of delaying the request (the upstream cannot answer before then).
+  await nextTurn();
   // A client's new context: its thread is recorded before the task's id (and so the context) leaves.
   if (context.clientContextId && !context.threadId && !(await recordClientContext(runtime.pool, principal, context.clientContextId, threadId))) {
     contextId = threadId;
@@ -180,5 +197,5 @@ export async function startChatTask(
   const row = chatTaskRow(record.id, contextId, record.request, { state: "working", answer: null, error: null }, record.startedAt);
   const early = streamed;
   const writeNow = early && hooks.record === "finish" ? () => (early.writeNow(), early.ready) : undefined;
-  return { taskId: row.id, contextId, row, done: done.catch(() => undefined), written: hooks.record === "alongside" ? early?.ready : undefined, writeNow, ending: () => ending };
+  return { taskId: row.id, contextId, row, done: done.catch(() => undefined), written: hooks.record === "alongside" ? early?.ready : undefined, writeNow, ending: () => ending, finishing, plannedEnd: () => endRow, recordWriteBegan: early ? Promise.race([early.writeBegan, finishing]) : Promise.resolve() };
 }

@@ -10,9 +10,23 @@ interface Coalesced {
   pending: Chunk[];
   headers: boolean;
   scheduled: boolean;
+  /** Everything written (and the header flush) waits for this (ResponseHolds.hold), from `pending[heldFrom]` on. */
+  held?: Promise<void>;
+  heldFrom: number;
+  /** The hold rejected: writes are dropped until `ResponseHolds.pass` (the stream's error event). */
+  dropping?: boolean;
+  /** The gate whose writes are not settled yet, and the one that takes the writes now (ResponseHolds.gate). */
+  gated?: Gate;
+  gating?: Gate;
   write: Write;
   end: End;
   flushHeaders: (this: ServerResponse) => void;
+}
+/** Writes that wait for a gate of their own, and join the pending ones if it passes (`passed`, once settled). */
+interface Gate {
+  until: Promise<boolean>;
+  chunks: Chunk[];
+  passed?: boolean;
 }
 const COALESCED = Symbol("coalesced writes");
 type CoalescingResponse = ServerResponse & { [COALESCED]: Coalesced };
@@ -31,9 +45,10 @@ type CoalescingResponse = ServerResponse & { [COALESCED]: Coalesced };
  * old generation and keep the response and its request through young collections (9 kB promoted
  * a stream; see rate-limit-headers.ts).
  */
-export function coalesceWrites(res: ServerResponse): void {
+export function coalesceWrites(res: ServerResponse): ResponseHolds {
   (res as CoalescingResponse)[COALESCED] = {
     pending: [],
+    heldFrom: 0,
     headers: false,
     scheduled: false,
     write: res.write as Write,
@@ -43,6 +58,80 @@ export function coalesceWrites(res: ServerResponse): void {
   res.flushHeaders = flushHeadersLater;
   res.write = writeLater as ServerResponse["write"];
   res.end = endWithPending as ServerResponse["end"];
+  return new ResponseHolds(res as CoalescingResponse);
+}
+
+/**
+ * Holds a stream's writes for what its events name, as chat/sse.ts does for JSON-RPC: the events
+ * are formatted and written as they come, and leave once the record they name is durable. A
+ * class, so nothing is made per response but the object.
+ */
+export class ResponseHolds {
+  constructor(private readonly res: CoalescingResponse) {}
+
+  /**
+   * What is written from now on, and the header flush, wait for `until`; when it rejects, the
+   * writes made meanwhile are dropped (the header flush is kept), and so are later ones until
+   * `pass` (an event written just after the rejection names what it held back too).
+   */
+  hold(until: Promise<void>): void {
+    const res = this.res;
+    res[COALESCED].held = until;
+    res[COALESCED].heldFrom = res[COALESCED].pending.length;
+    until.then(
+      () => release(res, until, false),
+      () => release(res, until, true),
+    );
+  }
+
+  /** Writes from now on leave even after a rejected hold: the stream's error event. */
+  pass(): void {
+    this.res[COALESCED].dropping = false;
+  }
+
+  /**
+   * The writes from now until the next call also wait for `until` (after any hold), and are
+   * dropped when it resolves false or rejects; `undefined` ends the gate's writes.
+   */
+  gate(until: Promise<boolean> | undefined): void {
+    const c = this.res[COALESCED];
+    if (!until) {
+      c.gating = undefined;
+      return;
+    }
+    if (c.gated?.until !== until) {
+      const g: Gate = { until, chunks: [] };
+      const res = this.res;
+      c.gated = g;
+      until.then(
+        (pass) => settleGate(res, g, pass),
+        () => settleGate(res, g, false),
+      );
+    }
+    c.gating = c.gated;
+  }
+}
+
+function release(res: CoalescingResponse, until: Promise<void>, drop: boolean): void {
+  const c = res[COALESCED];
+  if (c.held !== until) return;
+  c.held = undefined;
+  if (drop) {
+    c.pending.length = c.heldFrom;
+    c.dropping = true;
+  }
+  schedule(res);
+}
+
+function settleGate(res: CoalescingResponse, g: Gate, pass: boolean): void {
+  const c = res[COALESCED];
+  if (c.gated === g) c.gated = undefined;
+  g.passed = pass;
+  const chunks = g.chunks;
+  g.chunks = [];
+  if (!pass || res.writableEnded || res.destroyed) return;
+  c.pending.push(...chunks);
+  schedule(res);
 }
 
 function flushHeadersLater(this: CoalescingResponse): void {
@@ -57,13 +146,24 @@ function writeLater(this: CoalescingResponse, chunk: Chunk, ...rest: unknown[]):
     flush(this);
     return c.write.call(this, chunk, ...(rest as [Callback]));
   }
-  c.pending.push(chunk);
+  if (c.dropping) return true;
+  const g = c.gating;
+  // A gate that settled before the write (it may, between the gate's call and the SDK's write) decides it at once.
+  if (!g || g.passed) c.pending.push(chunk);
+  else if (g.passed === undefined) g.chunks.push(chunk);
   schedule(this);
   return true;
 }
 
 function endWithPending(this: CoalescingResponse, chunk?: Chunk | (() => void), ...rest: unknown[]): ServerResponse {
   const c = this[COALESCED];
+  const waiting = c.held ?? c.gated?.until;
+  if (waiting) {
+    // The end follows the held writes, or what is left when they are dropped.
+    const again = () => endWithPending.call(this, chunk, ...rest);
+    waiting.then(again, again);
+    return this;
+  }
   if (typeof chunk === "function" || rest.length > 0) {
     flush(this);
     return c.end.call(this, chunk, ...rest);
@@ -82,7 +182,7 @@ function schedule(res: CoalescingResponse): void {
 function flush(res: CoalescingResponse): void {
   const c = res[COALESCED];
   c.scheduled = false;
-  if (res.writableEnded || res.destroyed) return;
+  if (c.held || res.writableEnded || res.destroyed) return;
   const data = take(c);
   if (data !== undefined) c.write.call(res, data);
   else if (c.headers && !res.headersSent) c.flushHeaders.call(res);

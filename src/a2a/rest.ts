@@ -9,7 +9,7 @@ import type { Runtime } from "../runtime/runtime.js";
 import { appErrorToJsonRpc, internalJsonRpcError, INTERNAL_ERROR, INVALID_PARAMS } from "./errors.js";
 import { CALL_STATE, type CallState } from "./call.js";
 import { noteRateLimit, rateLimitHeadersOnWrite } from "./rate-limit-headers.js";
-import { coalesceWrites } from "./coalesced-writes.js";
+import { coalesceWrites, type ResponseHolds } from "./coalesced-writes.js";
 
 /**
  * The HTTP+JSON binding at `<base>/v1` (spec §11), v1.0 and, by the `A2A-Version` header (absent
@@ -42,7 +42,8 @@ const STATUS_NAME: Record<number, string> = {
  * A REST call's state: `answered` once its error answer is being written (ownErrorsJson), and, on
  * a stream, `streaming` once its first event left (the keep-alive waits for it).
  */
-type RestCallState = CallState & { answered?: boolean; streaming?: boolean };
+/** `writes`: a stream's holds on its response's writes (coalesced-writes.ts). */
+type RestCallState = CallState & { answered?: boolean; streaming?: boolean; writes?: ResponseHolds };
 
 const CHAT_SEND = /\/message:(send|stream)$/;
 /** The methods answered with an SSE stream. */
@@ -125,13 +126,13 @@ export function restBinding(runtime: Runtime, handler: A2ARequestHandler, auth: 
     }
     const left = new AbortController();
     res.on("close", () => res.writableFinished || left.abort());
-    const state = { principal, left: left.signal } as CallState;
+    const state = { principal, left: left.signal } as RestCallState;
     state.onRateLimit = noteRateLimit(state);
     rateLimitHeadersOnWrite(res, state);
     res.locals[CALL_STATE] = state;
     res.json = answerJson;
     if (STREAMS.test(req.path)) {
-      coalesceWrites(res);
+      state.writes = coalesceWrites(res);
       keepAlive(res, state);
     }
     next();
@@ -177,8 +178,8 @@ export function restBinding(runtime: Runtime, handler: A2ARequestHandler, auth: 
 
 /**
  * A quiet stream gets an SSE comment every 15 s while its events flow (`streaming`, set by
- * withHeldStreams once the first event left). The timer is the response's, not the call
- * state's: the state holds nothing that reaches the response (rate-limit-headers.ts says why).
+ * withHeldStreams once the first event left). The timer is cleared by the response's close,
+ * and no function is written into the call state (rate-limit-headers.ts says why).
  */
 function keepAlive(res: Response, state: RestCallState): void {
   const timer = setInterval(() => state.streaming && res.headersSent && !res.writableEnded && res.write(": keep-alive\n\n"), HEARTBEAT_MS);
@@ -187,26 +188,37 @@ function keepAlive(res: Response, state: RestCallState): void {
 
 /**
  * The stream methods' events wait for the call's `eventsWaitFor` before the first leaves (a task
- * whose record is not yet durable is never named, as on JSON-RPC), and a quiet stream gets an SSE
- * comment every 15 s; everything else is the handler itself.
+ * whose record is not yet durable is never named, as on JSON-RPC): the SDK formats and writes them
+ * meanwhile, and the response holds the writes (dropped if the record could not be written: the
+ * stream's error event follows). The end's events sent ahead of their commit (`endHeld`) are held
+ * the same way, and dropped if it fails. A quiet stream gets an SSE comment every 15 s; everything
+ * else is the handler itself.
  */
 function withHeldStreams(handler: A2ARequestHandler): A2ARequestHandler {
   const held = (method: "sendMessageStream" | "resubscribe") =>
     async function* (this: unknown, params: never, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
       const state = context.state.get(CALL_STATE) as RestCallState;
       const it = (handler[method] as (p: never, c: ServerCallContext) => AsyncGenerator<StreamResponse, void, undefined>).call(handler, params, context)[Symbol.asyncIterator]();
+      const writes = state.writes;
       try {
         const first = await it.next();
         if (first.done) return;
-        await state.eventsWaitFor;
+        if (state.eventsWaitFor && writes) writes.hold(state.eventsWaitFor);
+        else await state.eventsWaitFor;
         yield first.value;
         state.streaming = true;
-        for (;;) {
+        // The SDK writes each event before it asks for the next: a gate set before the yield holds that event's write.
+        for (let n = 1; ; n++) {
           const next = await it.next();
           if (next.done) return;
+          const held = state.endHeld;
+          writes?.gate(held && n >= held.from && n < held.to ? held.until : undefined);
           yield next.value;
         }
       } finally {
+        // The SDK writes the stream's error event, if any, after this.
+        writes?.gate(undefined);
+        writes?.pass();
         state.streaming = false;
         await it.return?.(undefined);
       }

@@ -254,10 +254,12 @@ async function stream(
   const heartbeat = setInterval(() => sse.write(": keep-alive\n\n"), HEARTBEAT_MS);
   let last = "";
   try {
-    for (;;) {
+    for (let n = 1; ; n++) {
       const next = await it.next();
       if (next.done) break;
-      sse.write(formatSSEEvent(next.value));
+      // The end's events sent ahead of the statement that stores it wait for its commit (stream.ts).
+      const held = state.endHeld;
+      sse.write(formatSSEEvent(next.value), held && n >= held.from && n < held.to ? held.until : undefined);
     }
   } catch (err) {
     const error = err instanceof AppError ? appErrorToJsonRpc(err, legacy).error : err instanceof A2AError ? (legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(err) : JsonRpcTransportHandler.mapToJSONRPCError(err)) : internalJsonRpcError();

@@ -22,6 +22,9 @@ export interface StartedTask {
   written?: Promise<void>;
   writeNow?: () => Promise<void>;
   ending?: () => boolean;
+  finishing?: Promise<void>;
+  plannedEnd?: () => TaskRow | undefined;
+  recordWriteBegan?: Promise<void>;
 }
 
 /**
@@ -60,7 +63,7 @@ export async function startTask(runtime: Runtime, s: CallState, params: SendMess
   if (!principal.automation) {
     const t = await startChatTask(runtime, principal, m, { onRateLimit: s.onRateLimit, onDelta, record });
     await keepPushConfig(runtime, s, params, t.taskId);
-    return { taskId: t.taskId, row: t.row, done: t.done, written: t.written, writeNow: t.writeNow, ending: t.ending };
+    return { taskId: t.taskId, row: t.row, done: t.done, written: t.written, writeNow: t.writeNow, ending: t.ending, finishing: t.finishing, plannedEnd: t.plannedEnd, recordWriteBegan: t.recordWriteBegan };
   }
   // Checked before the job starts (it runs and bills once started), counted like MCP's `run`.
   const input = jobTaskInput(m);

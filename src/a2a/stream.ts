@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from "node:timers/promises";
 import type { SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task } from "@a2a-js/sdk";
 import type { ServerCallContext } from "@a2a-js/sdk/server";
 import { UnsupportedOperationError } from "@a2a-js/sdk/errors";
@@ -31,7 +32,11 @@ export function streamEvents(
   const s = callState(context);
   s.entered = true;
   const events = new EventQueue<StreamResponse>();
-  const push = (e: StreamResponse) => events.push(e);
+  s.pushed = 0;
+  const push = (e: StreamResponse) => {
+    s.pushed!++;
+    events.push(e);
+  };
   s.left?.addEventListener("abort", () => void events.return(), { once: true });
   const run = async () => {
     const release = followsTask(s) ? slots.take(s.principal.keyId) : undefined;
@@ -73,36 +78,72 @@ export async function streamMessage(runtime: Runtime, s: CallState, params: Send
     if (!pending && current) setImmediate(flush);
     pending += text;
   };
-  const { taskId, row: started, done, written, ending: turnEnding } = await startTask(runtime, s, params, onDelta);
+  const { taskId, row: started, done, written, ending: turnEnding, finishing, plannedEnd, recordWriteBegan } = await startTask(runtime, s, params, onDelta);
   if (turnEnding) ending = turnEnding;
+  // Nothing leaves before the task's record is durable: the events are built once a statement that
+  // writes it is on its way (in the next turn of the event loop, once it has left), so the work
+  // overlaps that statement's wait instead of delaying the upstream's answer or the finish.
+  if (recordWriteBegan && done) {
+    await Promise.race([recordWriteBegan, done]);
+    await nextTurn();
+  }
   const row = started ?? (await ownTask(runtime, s, taskId));
   current = toTask(row, { historyLength: params.configuration?.historyLength, user: params.message });
   // The events (the first names the task) leave once its record is durable.
   s.eventsWaitFor = written;
   push(taskEvent(current));
   flush();
-  await written;
-  await streamToEnd(runtime, s, row, push, signal, done, () => {
+  const unsent = () => {
     const rest = pending;
     pending = "";
     return { rest, chunks };
+  };
+  // The end's events are built (and formatted by the route) while the finish statement that stores
+  // the end runs, not after its commit: they wait for the commit, and are dropped for the end as
+  // stored if it fails (`ahead`, read by streamToEnd). Built at once when that statement is out
+  // already, else in the turn after it leaves.
+  let ahead: EndAhead | undefined;
+  let ended = false;
+  const sendEndAhead = () => {
+    const end = plannedEnd?.();
+    if (ended || !end || !done || signal.aborted) return;
+    ahead = { end, unsent: unsent() };
+    const from = s.pushed!;
+    const events = endEvents(end, ahead.unsent);
+    s.endHeld = { from, to: from + events.length, until: done.then((last) => last === end) };
+    for (const e of events) push(e);
+  };
+  if (plannedEnd?.()) sendEndAhead();
+  else void finishing?.then(() => setImmediate(sendEndAhead));
+  await written;
+  await streamToEnd(runtime, s, row, push, signal, done, () => {
+    ended = true;
+    return ahead ?? { unsent: unsent() };
   });
 }
+
+/** The end's events sent ahead of its commit (streamMessage), and the streamed text they carry. */
+interface EndAhead {
+  end: TaskRow;
+  unsent: Unsent;
+}
+
+/** The streamed text not sent yet, and how many chunks were. */
+type Unsent = { rest: string; chunks: number };
 
 /** SubscribeToTask: the task as it stands, then its status updates and its end. */
 export async function streamResubscribe(runtime: Runtime, s: CallState, params: SubscribeToTaskRequest, push: Push, signal: AbortSignal): Promise<void> {
   const row = await ownTask(runtime, s, params.id);
   if (isTerminal(row)) throw new UnsupportedOperationError(`Task ${row.id} is ${row.state}: there is nothing left to subscribe to (use GetTask)`);
   push(taskEvent(toTask(row)));
-  await streamToEnd(runtime, s, row, push, signal, undefined, () => ({ rest: "", chunks: 0 }));
+  await streamToEnd(runtime, s, row, push, signal, undefined, () => ({ unsent: { rest: "", chunks: 0 } }));
 }
 
 /**
- * Status updates until the end; then the artifact's last chunk (the text not sent yet, or the
- * whole artifact when none was streamed) and the final status. `unsent`: the streamed text not
- * sent yet, and how many chunks were.
+ * Status updates until the end; then the end's events (endEvents), unless they were sent ahead
+ * for the end as stored. `atEnd`: the end sent ahead, if any, and the streamed text not sent yet.
  */
-async function streamToEnd(runtime: Runtime, s: CallState, row: TaskRow, push: Push, signal: AbortSignal, done: Promise<TaskRow | undefined> | undefined, unsent: () => { rest: string; chunks: number }): Promise<void> {
+async function streamToEnd(runtime: Runtime, s: CallState, row: TaskRow, push: Push, signal: AbortSignal, done: Promise<TaskRow | undefined> | undefined, atEnd: () => { end?: TaskRow; unsent: Unsent }): Promise<void> {
   let last: TaskRow | undefined;
   if (done) {
     last = await Promise.race([done, new Promise<undefined>((r) => signal.addEventListener("abort", () => r(undefined), { once: true }))]);
@@ -113,10 +154,18 @@ async function streamToEnd(runtime: Runtime, s: CallState, row: TaskRow, push: P
       if (!isTerminal(now)) push(statusEvent(toTask(now)));
     });
   }
-  if (!last || !isTerminal(last) || signal.aborted) return;
+  const { end, unsent } = atEnd();
+  if (!last || !isTerminal(last) || signal.aborted || end === last) return;
+  for (const e of endEvents(last, unsent)) push(e);
+}
+
+/**
+ * A task's end as events: the artifact's last chunk (the text not sent yet, or the whole artifact
+ * when none was streamed) and the final status.
+ */
+function endEvents(last: TaskRow, { rest, chunks }: Unsent): StreamResponse[] {
   // A chat task's artifact is its answer; a job's, its result.
-  const { rest, chunks } = unsent();
   const a = last.kind !== "chat" ? toTask(last).artifacts[0] : chunks > 0 || rest ? answerArtifact(rest) : last.answer === null ? undefined : answerArtifact(last.answer);
-  if (a) push({ payload: { $case: "artifactUpdate", value: { taskId: last.id, contextId: last.contextId, artifact: a, append: chunks > 0, lastChunk: true, metadata: undefined } } });
-  push(statusEvent({ id: last.id, contextId: last.contextId, status: taskStatus(last) }));
+  const status = statusEvent({ id: last.id, contextId: last.contextId, status: taskStatus(last) });
+  return a ? [{ payload: { $case: "artifactUpdate", value: { taskId: last.id, contextId: last.contextId, artifact: a, append: chunks > 0, lastChunk: true, metadata: undefined } } }, status] : [status];
 }

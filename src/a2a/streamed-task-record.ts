@@ -12,10 +12,13 @@
 export class StreamedTaskRecord {
   /** Resolves once the record is written and durable; rejects when `write` failed (and nothing else wrote it). */
   readonly ready: Promise<void>;
+  /** Resolves when `write` starts (never, when the finish claimed the record). */
+  readonly writeBegan: Promise<void>;
+  private writeStarted!: () => void;
   private resolveReady!: () => void;
   private rejectReady!: (err: unknown) => void;
   /** The write of the record on its own, once started (true: it committed). */
-  private writing: Promise<boolean> | undefined;
+  private ownWrite: Promise<boolean> | undefined;
   private claimed = false;
   private settled = false;
   private readonly timer: NodeJS.Timeout | undefined;
@@ -30,14 +33,16 @@ export class StreamedTaskRecord {
       this.rejectReady = reject;
     });
     this.ready.catch(() => {}); // awaited by the stream; a stream that failed first does not
+    this.writeBegan = new Promise<void>((resolve) => (this.writeStarted = resolve));
     this.timer = withinMs === undefined ? undefined : setTimeout(() => this.writeNow(), withinMs).unref();
   }
 
   /** Writes the record now (once), unless a write started or the finish claimed it. */
   writeNow(): void {
     clearTimeout(this.timer);
-    if (this.writing || this.claimed) return;
-    this.writing = this.write().then(
+    if (this.ownWrite || this.claimed) return;
+    this.writeStarted();
+    this.ownWrite = this.write().then(
       () => {
         this.written();
         return true;
@@ -58,7 +63,7 @@ export class StreamedTaskRecord {
    */
   claim(): Promise<boolean> | false {
     clearTimeout(this.timer);
-    if (this.writing) return this.writing;
+    if (this.ownWrite) return this.ownWrite;
     this.claimed = true;
     return false;
   }

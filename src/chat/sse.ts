@@ -14,6 +14,8 @@ export class SseResponse {
   private held: Promise<void> | undefined;
   /** `holdUntil` rejected: nothing written before `end` leaves. */
   private dropped = false;
+  /** Writes waiting for a gate of their own (`write`'s `gate`): they follow what was written before it once it passes. */
+  private gated: { until: Promise<boolean>; data: string } | undefined;
   opened = false;
   readonly abort = new AbortController();
 
@@ -68,18 +70,38 @@ export class SseResponse {
     if (data && !this.res.writableEnded && !this.res.destroyed) this.res.write(data);
   };
 
-  write(data: string): void {
+  /**
+   * Writes an event. With `gate`, it also waits for that (after the stream's own hold) and is
+   * dropped if it resolves false or rejects: an event sent ahead of the commit that makes it true.
+   * Writes without one meanwhile do not wait for it.
+   */
+  write(data: string, gate?: Promise<boolean>): void {
     if (this.res.destroyed || this.dropped) return;
+    if (gate) return this.writeGated(data, gate);
     if (!this.pending && !this.held) setImmediate(this.flush);
     this.pending += data;
   }
 
+  private writeGated(data: string, gate: Promise<boolean>): void {
+    if (this.gated?.until === gate) {
+      this.gated.data += data;
+      return;
+    }
+    const g = { until: gate, data };
+    this.gated = g;
+    const settle = (pass: boolean) => {
+      if (this.gated === g) this.gated = undefined;
+      if (pass) this.write(g.data);
+    };
+    gate.then(settle, () => settle(false));
+  }
+
   end(data: string): void {
     if (this.res.destroyed) return;
-    const held = this.held;
-    if (held) {
+    const waiting = this.held ?? this.gated?.until;
+    if (waiting) {
       // Still waiting: the end follows the events, or replaces them when they are dropped.
-      void held.then(
+      void waiting.then(
         () => this.end(data),
         () => this.end(data),
       );
