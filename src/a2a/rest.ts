@@ -1,6 +1,5 @@
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from "express";
-import type { StreamResponse } from "@a2a-js/sdk";
-import { defaultServerCallContextBuilder, type A2ARequestHandler, type ServerCallContext } from "@a2a-js/sdk/server";
+import { defaultServerCallContextBuilder, type A2ARequestHandler } from "@a2a-js/sdk/server";
 import { restHandler, type UserBuilder } from "@a2a-js/sdk/server/express";
 import { AppError } from "../errors/app-error.js";
 import { bearerChallenge, reasonPhrase } from "../http/auth.js";
@@ -9,7 +8,8 @@ import type { Runtime } from "../runtime/runtime.js";
 import { appErrorToJsonRpc, internalJsonRpcError, INTERNAL_ERROR, INVALID_PARAMS } from "./errors.js";
 import { CALL_STATE, type CallState } from "./call.js";
 import { noteRateLimit, rateLimitHeadersOnWrite } from "./rate-limit-headers.js";
-import { coalesceWrites, type ResponseHolds } from "./coalesced-writes.js";
+import { coalesceWrites } from "./coalesced-writes.js";
+import { withHeldStreams, type HeldStreamState } from "./held-stream.js";
 
 /**
  * The HTTP+JSON binding at `<base>/v1` (spec §11), v1.0 and, by the `A2A-Version` header (absent
@@ -38,12 +38,8 @@ const STATUS_NAME: Record<number, string> = {
   504: "DEADLINE_EXCEEDED",
 };
 
-/**
- * A REST call's state: `answered` once its error answer is being written (ownErrorsJson), and, on
- * a stream, `streaming` once its first event left (the keep-alive waits for it).
- */
-/** `writes`: a stream's holds on its response's writes (coalesced-writes.ts). */
-type RestCallState = CallState & { answered?: boolean; streaming?: boolean; writes?: ResponseHolds };
+/** A REST call's state: `answered` once its error answer is being written (ownErrorsJson); a stream's (held-stream.ts). */
+type RestCallState = HeldStreamState & { answered?: boolean };
 
 const CHAT_SEND = /\/message:(send|stream)$/;
 /** The methods answered with an SSE stream. */
@@ -178,55 +174,10 @@ export function restBinding(runtime: Runtime, handler: A2ARequestHandler, auth: 
 
 /**
  * A quiet stream gets an SSE comment every 15 s while its events flow (`streaming`, set by
- * withHeldStreams once the first event left). The timer is cleared by the response's close,
+ * HeldStream once the first event left). The timer is cleared by the response's close,
  * and no function is written into the call state (rate-limit-headers.ts says why).
  */
 function keepAlive(res: Response, state: RestCallState): void {
   const timer = setInterval(() => state.streaming && res.headersSent && !res.writableEnded && res.write(": keep-alive\n\n"), HEARTBEAT_MS);
   res.on("close", () => clearInterval(timer));
-}
-
-/**
- * The stream methods' events wait for the call's `eventsWaitFor` before the first leaves (a task
- * whose record is not yet durable is never named, as on JSON-RPC): the SDK formats and writes them
- * meanwhile, and the response holds the writes (dropped if the record could not be written: the
- * stream's error event follows). The end's events sent ahead of their commit (`endHeld`) are held
- * the same way, and dropped if it fails. A quiet stream gets an SSE comment every 15 s; everything
- * else is the handler itself.
- */
-function withHeldStreams(handler: A2ARequestHandler): A2ARequestHandler {
-  const held = (method: "sendMessageStream" | "resubscribe") =>
-    async function* (this: unknown, params: never, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
-      const state = context.state.get(CALL_STATE) as RestCallState;
-      const it = (handler[method] as (p: never, c: ServerCallContext) => AsyncGenerator<StreamResponse, void, undefined>).call(handler, params, context)[Symbol.asyncIterator]();
-      const writes = state.writes;
-      try {
-        const first = await it.next();
-        if (first.done) return;
-        if (state.eventsWaitFor && writes) writes.hold(state.eventsWaitFor);
-        else await state.eventsWaitFor;
-        yield first.value;
-        state.streaming = true;
-        // The SDK writes each event before it asks for the next: a gate set before the yield holds that event's write.
-        for (let n = 1; ; n++) {
-          const next = await it.next();
-          if (next.done) return;
-          const held = state.endHeld;
-          writes?.gate(held && n >= held.from && n < held.to ? held.until : undefined);
-          yield next.value;
-        }
-      } finally {
-        // The SDK writes the stream's error event, if any, after this.
-        writes?.gate(undefined);
-        writes?.pass();
-        state.streaming = false;
-        await it.return?.(undefined);
-      }
-    };
-  return new Proxy(handler, {
-    get(target, prop, receiver) {
-      if (prop === "sendMessageStream" || prop === "resubscribe") return held(prop);
-      return Reflect.get(target, prop, receiver) as unknown;
-    },
-  });
 }

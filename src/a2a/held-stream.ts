@@ -1,0 +1,98 @@
+import type { StreamResponse } from "@a2a-js/sdk";
+import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server";
+import { CALL_STATE, type CallState } from "./call.js";
+import type { ResponseHolds } from "./coalesced-writes.js";
+
+/**
+ * A REST stream's call state: its holds on the response's writes (coalesced-writes.ts), and
+ * `streaming` once its first event was handed to the SDK (the keep-alive waits for it).
+ */
+export type HeldStreamState = CallState & { writes?: ResponseHolds; streaming?: boolean };
+
+type Events = AsyncGenerator<StreamResponse, void, undefined>;
+
+/**
+ * The handler as the SDK's REST router calls it: its two stream methods' events are held as
+ * JSON-RPC's are (HeldStream); every other method is the handler's own.
+ */
+export function withHeldStreams(handler: A2ARequestHandler): A2ARequestHandler {
+  const held = Object.create(handler) as A2ARequestHandler;
+  // Made once per process (the router is built once): the two methods wrap the handler's.
+  held.sendMessageStream = (params, context) => new HeldStream(handler.sendMessageStream(params, context), context);
+  // Once per process, as above.
+  held.resubscribe = (params, context) => new HeldStream(handler.resubscribe(params, context), context);
+  return held;
+}
+
+/**
+ * The events of a REST stream, from the handler to the SDK's router, which formats and writes each
+ * before it asks for the next. The first names a task whose record may not be durable yet: the
+ * response holds the writes until it is (`eventsWaitFor`), and drops them if it could not be
+ * written (the stream's error event follows). The end's events sent ahead of their commit
+ * (`endHeld`) are written through a gate, and dropped if it fails. An iterator rather than an
+ * async generator: a generator's layer of promises per event, on every event of every stream.
+ */
+class HeldStream implements Events {
+  private n = 0;
+  private readonly state: HeldStreamState;
+
+  constructor(
+    private readonly inner: Events,
+    context: ServerCallContext,
+  ) {
+    this.state = context.state.get(CALL_STATE) as HeldStreamState;
+  }
+
+  async next(): Promise<IteratorResult<StreamResponse, void>> {
+    const { state } = this;
+    const writes = state.writes;
+    // The previous event is written.
+    writes?.gate(undefined);
+    let r: IteratorResult<StreamResponse, void>;
+    try {
+      r = await this.inner.next();
+    } catch (err) {
+      this.close();
+      throw err;
+    }
+    if (r.done) {
+      this.close();
+      return r;
+    }
+    const n = this.n++;
+    if (n === 0) {
+      if (state.eventsWaitFor && writes) writes.hold(state.eventsWaitFor);
+      else await state.eventsWaitFor;
+      state.streaming = true;
+    } else {
+      const held = state.endHeld;
+      if (held && n >= held.from && n < held.to) writes?.gate(held.until);
+    }
+    return r;
+  }
+
+  async return(): Promise<IteratorResult<StreamResponse, void>> {
+    this.close();
+    return this.inner.return(undefined);
+  }
+
+  async throw(err: unknown): Promise<IteratorResult<StreamResponse, void>> {
+    this.close();
+    return this.inner.throw(err);
+  }
+
+  /** The stream is over: the SDK writes its error event, if any, after this. */
+  private close(): void {
+    this.state.writes?.gate(undefined);
+    this.state.writes?.pass();
+    this.state.streaming = false;
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.return();
+  }
+}
