@@ -189,7 +189,7 @@ describe("A2A SendStreamingMessage events", () => {
     }
   });
 
-  it("an answer that comes at once needs no statement of its own: the turn's finish writes the task, ended, and the Task event leaves with the answer", async () => {
+  it.each(["JSON-RPC", "HTTP+JSON"] as const)("%s: an answer that comes at once needs no statement of its own: the turn's finish writes the task, ended, and the Task event leaves with the answer", async (binding) => {
     reads = [["Hello", " there"]];
     nextRead = async () => {};
     const spy = holdRecordWrite();
@@ -199,7 +199,7 @@ describe("A2A SendStreamingMessage events", () => {
     app.runtime.config.a2a.streamRecordAfterMs = 10_000;
     try {
       for (let i = 0; i < 5; i++) {
-        const events = await all(await send(`at once ${i}`));
+        const events = await all(await send(`at once ${i}`, binding));
         // The text read with the end leaves as the artifact's last chunk: three events.
         expect(events.map((e) => Object.keys(e)[0])).toEqual(["task", "artifactUpdate", "statusUpdate"]);
         expect(events[1].artifactUpdate).toMatchObject({ artifact: { parts: [{ text: "Hello there" }] }, lastChunk: true });

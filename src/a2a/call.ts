@@ -27,7 +27,8 @@ export interface CallState extends RateLimitNote {
   /**
    * The stream's events numbered `from` to `to` - 1 (counting from 0, as pushed) also wait for
    * `until`, and are dropped when it resolves false: the end's events, sent ahead of the commit
-   * of the statement that stores the end (stream.ts).
+   * of the statement that stores the end (stream.ts). They are the stream's last: once they pass,
+   * the response ends, without waiting for the handler's own end to come through the SDK.
    */
   endHeld?: { from: number; to: number; until: Promise<boolean> };
   /**

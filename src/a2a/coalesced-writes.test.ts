@@ -151,6 +151,22 @@ describe("coalesceWrites", () => {
     }
   });
 
+  it("endWhen ends the response once the gate passes, with its writes; the SDK's own end after it changes nothing", async () => {
+    const { res, calls, holds } = fakeResponse();
+    const commit = settleable<boolean>();
+    holds.gate(commit.promise);
+    res.write("data: completed\n\n");
+    holds.gate(undefined);
+    holds.endWhen(commit.promise);
+    await nextTurn();
+    expect(calls).toEqual([]);
+    commit.resolve(true);
+    await nextTurn();
+    expect(calls).toEqual([{ op: "end", data: "data: completed\n\n" }]);
+    res.end();
+    expect(calls).toHaveLength(1);
+  });
+
   it("what leaves is what was written, minus a rejected hold's and a failed gate's writes, in order, ended once (generated schedules)", async () => {
     type Step = { kind: "write"; data: string } | { kind: "turn" } | { kind: "hold" } | { kind: "gate" } | { kind: "ungate" } | { kind: "pass" } | { kind: "settle"; ok: boolean };
     const step: fc.Arbitrary<Step> = fc.oneof(

@@ -84,6 +84,15 @@ export class ResponseHolds {
     );
   }
 
+  /** Ends the response once `until` passes (after the writes made through its gate). */
+  endWhen(until: Promise<boolean>): void {
+    const res = this.res;
+    until.then(
+      (pass) => pass && endWithPending.call(res),
+      () => {},
+    );
+  }
+
   /** Writes from now on leave even after a rejected hold: the stream's error event. */
   pass(): void {
     this.res[COALESCED].dropping = false;
@@ -157,6 +166,8 @@ function writeLater(this: CoalescingResponse, chunk: Chunk, ...rest: unknown[]):
 
 function endWithPending(this: CoalescingResponse, chunk?: Chunk | (() => void), ...rest: unknown[]): ServerResponse {
   const c = this[COALESCED];
+  // Ended already (endWhen): the SDK's own end comes after.
+  if (this.writableEnded) return this;
   const waiting = c.held ?? c.gated?.until;
   if (waiting) {
     // The end follows the held writes, or what is left when they are dropped.

@@ -35,6 +35,8 @@ export function withHeldStreams(handler: A2ARequestHandler): A2ARequestHandler {
 class HeldStream implements Events {
   private n = 0;
   private readonly state: HeldStreamState;
+  /** The end's last event was handed out: the response ends once its gate passes. */
+  private endsWith: Promise<boolean> | undefined;
 
   constructor(
     private readonly inner: Events,
@@ -48,6 +50,8 @@ class HeldStream implements Events {
     const writes = state.writes;
     // The previous event is written.
     writes?.gate(undefined);
+    if (this.endsWith) writes?.endWhen(this.endsWith);
+    this.endsWith = undefined;
     let r: IteratorResult<StreamResponse, void>;
     try {
       r = await this.inner.next();
@@ -66,7 +70,10 @@ class HeldStream implements Events {
       state.streaming = true;
     } else {
       const held = state.endHeld;
-      if (held && n >= held.from && n < held.to) writes?.gate(held.until);
+      if (held && n >= held.from && n < held.to) {
+        writes?.gate(held.until);
+        if (n === held.to - 1) this.endsWith = held.until;
+      }
     }
     return r;
   }

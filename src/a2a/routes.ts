@@ -257,9 +257,12 @@ async function stream(
     for (let n = 1; ; n++) {
       const next = await it.next();
       if (next.done) break;
-      // The end's events sent ahead of the statement that stores it wait for its commit (stream.ts).
+      // The end's events sent ahead of the statement that stores it wait for its commit (stream.ts),
+      // and end the response once they pass.
       const held = state.endHeld;
-      sse.write(formatSSEEvent(next.value), held && n >= held.from && n < held.to ? held.until : undefined);
+      const gated = held && n >= held.from && n < held.to;
+      sse.write(formatSSEEvent(next.value), gated ? held.until : undefined);
+      if (gated && n === held.to - 1) sse.endWhen(held.until);
     }
   } catch (err) {
     const error = err instanceof AppError ? appErrorToJsonRpc(err, legacy).error : err instanceof A2AError ? (legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(err) : JsonRpcTransportHandler.mapToJSONRPCError(err)) : internalJsonRpcError();

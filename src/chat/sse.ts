@@ -76,7 +76,7 @@ export class SseResponse {
    * Writes without one meanwhile do not wait for it.
    */
   write(data: string, gate?: Promise<boolean>): void {
-    if (this.res.destroyed || this.dropped) return;
+    if (this.res.destroyed || this.res.writableEnded || this.dropped) return;
     if (gate) return this.writeGated(data, gate);
     if (!this.pending && !this.held) setImmediate(this.flush);
     this.pending += data;
@@ -96,8 +96,16 @@ export class SseResponse {
     gate.then(settle, () => settle(false));
   }
 
+  /** Ends the response once `gate` passes (after the writes made through it). */
+  endWhen(gate: Promise<boolean>): void {
+    gate.then(
+      (pass) => pass && this.end(""),
+      () => {},
+    );
+  }
+
   end(data: string): void {
-    if (this.res.destroyed) return;
+    if (this.res.destroyed || this.res.writableEnded) return;
     const waiting = this.held ?? this.gated?.until;
     if (waiting) {
       // Still waiting: the end follows the events, or replaces them when they are dropped.
