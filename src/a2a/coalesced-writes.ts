@@ -22,6 +22,7 @@ interface Coalesced {
   end: End;
   flushHeaders: (this: ServerResponse) => void;
 }
+
 /** Writes that wait for a gate of their own, and join the pending ones if it passes (`passed`, once settled). */
 interface Gate {
   until: Promise<boolean>;
@@ -36,8 +37,9 @@ type CoalescingResponse = ServerResponse & { [COALESCED]: Coalesced };
  * of the event loop, as our own SSE responses do (chat/sse.ts): the router flushes the headers,
  * then writes each event and the end separately, so a turn's end (the task, its artifact and its
  * final status, all ready once its record is durable) cost four or five writes, each a system
- * call and a TCP segment the client wakes for. Writes wait only for the end of the current turn;
- * nothing waits for a later event. A write or end with a callback, or a binary chunk with an
+ * call and a TCP segment the client wakes for. Writes wait only for the end of the current turn,
+ * and for the holds the stream sets (`ResponseHolds`, returned): nothing waits for a later event.
+ * A write or end with a callback, or a binary chunk with an
  * encoding, passes through at once, after what is pending.
  *
  * The replacements are the same three functions for every response and find theirs through
@@ -76,8 +78,9 @@ export class ResponseHolds {
    */
   hold(until: Promise<void>): void {
     const res = this.res;
-    res[COALESCED].held = until;
-    res[COALESCED].heldFrom = res[COALESCED].pending.length;
+    const c = res[COALESCED];
+    c.held = until;
+    c.heldFrom = c.pending.length;
     until.then(
       () => release(res, until, false),
       () => release(res, until, true),
