@@ -47,8 +47,8 @@ export interface StartedChatTask {
    */
   finishing: Promise<void>;
   plannedEnd: () => TaskRow | undefined;
-  /** Resolves once a statement that writes the task's record is on its way: the open's, its own insert, or the finish. */
-  recordWriteBegan: Promise<void>;
+  /** A stream's (`record: "alongside"`): resolves once a statement that writes the task's record is on its way, its own insert or the finish. */
+  recordWriteBegan?: Promise<void>;
 }
 
 /**
@@ -197,5 +197,5 @@ export async function startChatTask(
   const row = chatTaskRow(record.id, contextId, record.request, { state: "working", answer: null, error: null }, record.startedAt);
   const early = streamed;
   const writeNow = early && hooks.record === "finish" ? () => (early.writeNow(), early.ready) : undefined;
-  return { taskId: row.id, contextId, row, done: done.catch(() => undefined), written: hooks.record === "alongside" ? early?.ready : undefined, writeNow, ending: () => ending, finishing, plannedEnd: () => endRow, recordWriteBegan: early ? Promise.race([early.writeBegan, finishing]) : Promise.resolve() };
+  return { taskId: row.id, contextId, row, done: done.catch(() => undefined), written: hooks.record === "alongside" ? early?.ready : undefined, writeNow, ending: () => ending, finishing, plannedEnd: () => endRow, recordWriteBegan: early && hooks.record === "alongside" ? Promise.race([early.writeBegan, finishing]) : undefined };
 }
