@@ -244,6 +244,31 @@ describe("A2A SendStreamingMessage events", () => {
     }
   });
 
+  it.each(["JSON-RPC", "HTTP+JSON"] as const)("%s: a finish statement the database fails, after the end's events were built, sends the end as stored alone: FAILED, never COMPLETED", async (binding) => {
+    reads = [["Hello there"]];
+    nextRead = async () => {};
+    const window = app.runtime.config.a2a.streamRecordAfterMs;
+    app.runtime.config.a2a.streamRecordAfterMs = 10_000;
+    let finishes = 0;
+    const spy = spyQueries(app.runtime.pool, (q) => {
+      if (!q.name?.startsWith("thread-finish")) return undefined;
+      finishes++;
+      // It fails after 50 ms: the end's events are built meanwhile.
+      return new Promise<void>((_, reject) => setTimeout(() => reject(Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" })), 50));
+    });
+    try {
+      const events = await all(await send("finish fails", binding));
+      expect(finishes).toBe(1);
+      expect(events[0].task.status.state).toBe("TASK_STATE_WORKING");
+      expect(events.flatMap((e) => (e.statusUpdate ? [e.statusUpdate.status.state] : []))).toEqual(["TASK_STATE_FAILED"]);
+      const { rows } = await app.runtime.pool.query<{ state: string; answer: string | null }>("select state, answer from a2a_tasks where id = $1", [events[0].task.id]);
+      expect(rows).toEqual([{ state: "failed", answer: null }]);
+    } finally {
+      app.runtime.config.a2a.streamRecordAfterMs = window;
+      spy.restore();
+    }
+  });
+
   it.each(["JSON-RPC", "HTTP+JSON"] as const)("%s: a stream whose record could not be written sends no event that names the task: one error event", async (binding) => {
     reads = [["Hello"], [" there"]];
     let more!: () => void;

@@ -47,6 +47,12 @@ export interface StartedChatTask {
    */
   finishing: Promise<void>;
   plannedEnd: () => TaskRow | undefined;
+  /**
+   * Resolves as soon as that finish statement's outcome is known, before the turn's own steps
+   * after it: true when it committed (`plannedEnd` is the task as stored), false when it failed or
+   * refused (the end is then written alone), or when the turn ended without one.
+   */
+  endStored: Promise<boolean>;
   /** A stream's (`record: "alongside"`): resolves once a statement that writes the task's record is on its way, its own insert or the finish. */
   recordWriteBegan?: Promise<void>;
 }
@@ -96,6 +102,13 @@ export async function startChatTask(
   const onDelta = hooks.onDelta;
   let finishBegan!: () => void;
   const finishing = new Promise<void>((resolve) => (finishBegan = resolve));
+  let endStoredAs!: (stored: boolean) => void;
+  const endStored = new Promise<boolean>((resolve) => (endStoredAs = resolve));
+  // The finish's commit makes the record durable: the stream's events leave then, not after the turn's own steps.
+  const onOutcome = (settled: boolean) => {
+    if (settled) streamed?.written();
+    endStoredAs(settled);
+  };
   let accepted!: (info: { threadId: string }) => void;
   const started = new Promise<{ threadId: string }>((resolve) => (accepted = resolve));
   // In the instance's turns, so a graceful stop cuts it as it cuts a chat completion (in-flight.ts):
@@ -143,7 +156,7 @@ export async function startChatTask(
           const at = new Date();
           endRow = chatTaskRow(record.id, contextId, record.request, end, at);
           finishBegan();
-          return finishTurnWithTask(record, writtenBefore, end, at);
+          return { ...finishTurnWithTask(record, writtenBefore, end, at), onOutcome };
         },
       },
     ),
@@ -167,6 +180,7 @@ export async function startChatTask(
   const end = async (state: "completed" | "failed" | "canceled", answer: string | null, error: string | null): Promise<TaskRow | undefined> => {
     ending = true;
     running.delete(record.id);
+    endStoredAs(false); // a finish that settled told its outcome before: this changes nothing then
     if (endWritten) {
       streamed?.written();
       return endRow;
@@ -197,5 +211,5 @@ export async function startChatTask(
   const row = chatTaskRow(record.id, contextId, record.request, { state: "working", answer: null, error: null }, record.startedAt);
   const early = streamed;
   const writeNow = early && hooks.record === "finish" ? () => (early.writeNow(), early.ready) : undefined;
-  return { taskId: row.id, contextId, row, done: done.catch(() => undefined), written: hooks.record === "alongside" ? early?.ready : undefined, writeNow, ending: () => ending, finishing, plannedEnd: () => endRow, recordWriteBegan: early && hooks.record === "alongside" ? Promise.race([early.writeBegan, finishing]) : undefined };
+  return { taskId: row.id, contextId, row, done: done.catch(() => undefined), written: hooks.record === "alongside" ? early?.ready : undefined, writeNow, ending: () => ending, finishing, plannedEnd: () => endRow, endStored, recordWriteBegan: early && hooks.record === "alongside" ? Promise.race([early.writeBegan, finishing]) : undefined };
 }

@@ -78,7 +78,7 @@ export async function streamMessage(runtime: Runtime, s: CallState, params: Send
     if (!pending && current) setImmediate(flush);
     pending += text;
   };
-  const { taskId, row: started, done, written, ending: turnEnding, finishing, plannedEnd, recordWriteBegan } = await startTask(runtime, s, params, onDelta);
+  const { taskId, row: started, done, written, ending: turnEnding, finishing, plannedEnd, endStored, recordWriteBegan } = await startTask(runtime, s, params, onDelta);
   if (turnEnding) ending = turnEnding;
   // Nothing leaves before the task's record is durable: the events are built once a statement that
   // writes it is on its way (in the next turn of the event loop, once it has left), so the work
@@ -99,18 +99,18 @@ export async function streamMessage(runtime: Runtime, s: CallState, params: Send
     return { rest, chunks };
   };
   // The end's events are built (and formatted by the route) while the finish statement that stores
-  // the end runs, not after its commit: they wait for the commit, and are dropped for the end as
-  // stored if it fails (`ahead`, read by streamToEnd). Built at once when that statement is out
-  // already, else in the turn after it leaves.
+  // the end runs, not after its commit: they wait for its outcome, and are dropped for the end as
+  // stored if it failed or refused (`ahead`, read by streamToEnd). Built at once when that
+  // statement is out already, else in the turn after it leaves.
   let ahead: EndAhead | undefined;
   let ended = false;
   const sendEndAhead = () => {
     const end = plannedEnd?.();
-    if (ended || !end || !done || signal.aborted) return;
-    ahead = { end, unsent: unsent() };
+    if (ended || !end || !endStored || signal.aborted) return;
+    ahead = { stored: endStored, unsent: unsent() };
     const from = s.pushed!;
     const events = endEvents(end, ahead.unsent);
-    s.endHeld = { from, to: from + events.length, until: done.then((last) => last === end) };
+    s.endHeld = { from, to: from + events.length, until: endStored };
     for (const e of events) push(e);
   };
   if (plannedEnd?.()) sendEndAhead();
@@ -122,9 +122,9 @@ export async function streamMessage(runtime: Runtime, s: CallState, params: Send
   });
 }
 
-/** The end's events sent ahead of its commit (streamMessage), and the streamed text they carry. */
+/** The end's events sent ahead of its commit (streamMessage): whether they passed, and the streamed text they carry. */
 interface EndAhead {
-  end: TaskRow;
+  stored: Promise<boolean>;
   unsent: Unsent;
 }
 
@@ -141,9 +141,10 @@ export async function streamResubscribe(runtime: Runtime, s: CallState, params: 
 
 /**
  * Status updates until the end; then the end's events (endEvents), unless they were sent ahead
- * for the end as stored. `atEnd`: the end sent ahead, if any, and the streamed text not sent yet.
+ * and passed (the statement that stored that end committed). `atEnd`: the end sent ahead, if any,
+ * and the streamed text not sent yet.
  */
-async function streamToEnd(runtime: Runtime, s: CallState, row: TaskRow, push: Push, signal: AbortSignal, done: Promise<TaskRow | undefined> | undefined, atEnd: () => { end?: TaskRow; unsent: Unsent }): Promise<void> {
+async function streamToEnd(runtime: Runtime, s: CallState, row: TaskRow, push: Push, signal: AbortSignal, done: Promise<TaskRow | undefined> | undefined, atEnd: () => { stored?: Promise<boolean>; unsent: Unsent }): Promise<void> {
   let last: TaskRow | undefined;
   if (done) {
     last = await Promise.race([done, new Promise<undefined>((r) => signal.addEventListener("abort", () => r(undefined), { once: true }))]);
@@ -154,8 +155,8 @@ async function streamToEnd(runtime: Runtime, s: CallState, row: TaskRow, push: P
       if (!isTerminal(now)) push(statusEvent(toTask(now)));
     });
   }
-  const { end, unsent } = atEnd();
-  if (!last || !isTerminal(last) || signal.aborted || end === last) return;
+  const { stored, unsent } = atEnd();
+  if (!last || !isTerminal(last) || signal.aborted || (stored && (await stored))) return;
   for (const e of endEvents(last, unsent)) push(e);
 }
 

@@ -216,6 +216,12 @@ export interface TurnFinishWith {
    * finishes alone.
    */
   batch?: { statement: Statement; values: Record<string, unknown> };
+  /**
+   * Told the statement's outcome as soon as it is known, before the turn's own steps after it:
+   * true when it committed and settled the turn (so what the extension wrote is durable), false
+   * when it failed or settled nothing (the turn then fails).
+   */
+  onOutcome?: (settled: boolean) => void;
 }
 
 /**
@@ -241,7 +247,14 @@ export async function finishTurn(
   /** What the caller writes in the same statement (TurnFinishWith): without a batch form, such a turn finishes alone. */
   extended?: TurnFinishWith,
 ): Promise<void> {
-  const outcome = extended && !extended.batch ? await finishOne(pool, a, extended) : await batcherFor(pool).finish(extended ? { ...a, extended } : a);
+  let outcome: Outcome;
+  try {
+    outcome = extended && !extended.batch ? await finishOne(pool, a, extended) : await batcherFor(pool).finish(extended ? { ...a, extended } : a);
+  } catch (err) {
+    extended?.onOutcome?.(false);
+    throw err;
+  }
+  extended?.onOutcome?.(outcome.settled);
   if (outcome.settled) return;
   if (!outcome.leased) {
     const orphan = await pool.query<{ gone: number; holds: number }>(RECLAIM_ORPHAN.with({ threadId: a.threadId, reference: a.reference }));
