@@ -144,4 +144,27 @@ describe("A2A ListTasks by the index", () => {
       expect(plan, q.text).not.toContain('"Relation Name":"jobs"');
     }
   });
+
+  it("a task goes with its agent, and so with its account (through its agents)", async () => {
+    const { adminToken: owner, accountId } = await createAccount(app.url, app.operatorToken, "a2a-list-gone", "10");
+    const create = async (name: string) => (await gql(app.url, owner, `mutation($n: String!, $s: String!) { createAgent(input: { name: $n, script: $s }) { id } }`, { n: name, s: "export default async function run(input) { return input; }" })).data!.createAgent.id as string;
+    const sendAs = async (agentId: string) => {
+      const k = (await gql(app.url, owner, `mutation($a: ID!) { createApiKey(agentId: $a, name: "k") { key } }`, { a: agentId })).data!.createApiKey.key as string;
+      const r = await fetch(`${app.url}/api/a2a/${agentId}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${k}`, "A2A-Version": "1.0" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "SendMessage", params: { message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text: "hi" }] }, configuration: { returnImmediately: true } } }),
+      });
+      return ((await r.json()) as any).result.task.id as string;
+    };
+    const [deleted, kept] = [await create("deleted"), await create("kept")];
+    const tasks = [await sendAs(deleted), await sendAs(kept)];
+    const left = async () => (await app.runtime.pool.query<{ id: string }>("select id from a2a_tasks where id = any($1::text[]) order by id", [tasks])).rows.map((r) => r.id);
+    expect(await left()).toEqual([...tasks].sort());
+    expect((await gql(app.url, owner, `mutation($id: ID!) { deleteAgent(id: $id) }`, { id: deleted })).data).toEqual({ deleteAgent: true });
+    expect(await left()).toEqual([tasks[1]]);
+    // No API deletes an account; an operator's delete reaches the tasks through the agents.
+    await app.runtime.pool.query("delete from accounts where id = $1", [accountId]);
+    expect(await left()).toEqual([]);
+  });
 });
