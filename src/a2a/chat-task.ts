@@ -10,9 +10,9 @@ import { checkModelOptions } from "../providers/index.js";
 import type { KeyPrincipal } from "../keys/auth.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { chatContent, storedRequest } from "./mapping.js";
-import { chatTaskRow, endChatTask, finishTurnWithTask, insertWorkingChatTask, openTurnWithTask, type ChatTaskEnd, type ChatTaskRecord, type TaskRow } from "./store.js";
+import { chatTaskRecord, chatTaskRow, endChatTask, finishTurnWithTask, insertWorkingChatTask, openTurnWithTask, type ChatTaskEnd, type ChatTaskRecord, type TaskRow } from "./store.js";
 import { StreamedTaskRecord } from "./streamed-task-record.js";
-import { chatContext, recordClientContext } from "./contexts.js";
+import { clientContext, ownContext, recordClientContext } from "./contexts.js";
 
 const CANCELED = "Canceled by the client";
 
@@ -86,12 +86,18 @@ export async function startChatTask(
   const parts = chatContent(message);
   // One text part is the chat API's string content (the same turn; the parser builds no parts for it).
   const content = parts.length === 1 && parts[0]!.type === "text" ? parts[0]!.text : parts;
-  const context = await chatContext(runtime.pool, principal, message.contextId);
+  const context = ownContext(message.contextId) ?? (await clientContext(runtime.pool, principal, message.contextId));
   const chat = parseChatRequest({ messages: [{ role: "user", content }], ...(context.threadId ? { thread_id: context.threadId } : {}) });
   const model = chooseModel(principal.agent, null);
   checkModelOptions(runtime.config, model, chat, chat.messages, (_i, j) => `message.parts[${j}]`);
   const abort = new AbortController();
-  const record: ChatTaskRecord = { id: newId("tsk"), accountId: principal.agent.accountId, agentId: principal.agent.id, request: storedRequest(message, true), startedAt: new Date() };
+  const taskId = newId("tsk");
+  const startedAt = new Date();
+  let record: ChatTaskRecord | undefined;
+  // The message as the task keeps it (converted, as JSON text) is made while the upstream call
+  // runs, not before the open, unless the open writes the record.
+  const taskRecord = () => (record ??= chatTaskRecord(taskId, principal.agent.accountId, principal.agent.id, storedRequest(message, true), startedAt));
+  if (hooks.record === "open") taskRecord();
   let contextId = "";
   let endRow: TaskRow | undefined;
   /** Set once the turn's finish statement carries the task's end (the finish failing throws, and the end is written alone). */
@@ -136,7 +142,7 @@ export async function startChatTask(
           onDelta(text);
         }),
         signal,
-        openWith: hooks.record === "open" ? openTurnWithTask(record) : undefined,
+        openWith: hooks.record === "open" ? openTurnWithTask(taskRecord()) : undefined,
         // An answered turn's task ends in the turn's own finish statement: no commit of its own.
         finishWith: async ({ content, aborted }) => {
           ending = true;
@@ -154,9 +160,9 @@ export async function startChatTask(
               ? { state: "failed", answer: content, error: SHUTTING_DOWN }
               : { state: "completed", answer: content, error: null };
           const at = new Date();
-          endRow = chatTaskRow(record.id, contextId, record.request, end, at);
+          endRow = chatTaskRow(taskId, contextId, taskRecord().request, end, at);
           finishBegan();
-          return { ...finishTurnWithTask(record, writtenBefore, end, at), onOutcome };
+          return { ...finishTurnWithTask(taskRecord(), writtenBefore, end, at), onOutcome };
         },
       },
     ),
@@ -171,15 +177,16 @@ export async function startChatTask(
   // first events, built and formatted) waits for the next, so it overlaps the upstream's answer
   // instead of delaying the request (the upstream cannot answer before then).
   await nextTurn();
+  taskRecord();
   // A client's new context: its thread is recorded before the task's id (and so the context) leaves.
   if (context.clientContextId && !context.threadId && !(await recordClientContext(runtime.pool, principal, context.clientContextId, threadId))) {
     contextId = threadId;
     if (endRow) endRow = { ...endRow, contextId };
   }
-  if (hooks.record !== "open") streamed = new StreamedTaskRecord(() => insertWorkingChatTask(runtime.pool, record, threadId), hooks.record === "alongside" ? runtime.config.a2a.streamRecordAfterMs : undefined);
+  if (hooks.record !== "open") streamed = new StreamedTaskRecord(() => insertWorkingChatTask(runtime.pool, taskRecord(), threadId), hooks.record === "alongside" ? runtime.config.a2a.streamRecordAfterMs : undefined);
   const end = async (state: "completed" | "failed" | "canceled", answer: string | null, error: string | null): Promise<TaskRow | undefined> => {
     ending = true;
-    running.delete(record.id);
+    running.delete(taskId);
     endStoredAs(false); // a finish that settled told its outcome before: this changes nothing then
     if (endWritten) {
       streamed?.written();
@@ -187,11 +194,11 @@ export async function startChatTask(
     }
     // No write of the record may be in flight while the end is written alone.
     await streamed?.claim();
-    await endChatTask(runtime.pool, record, threadId, { state, answer, error });
+    await endChatTask(runtime.pool, taskRecord(), threadId, { state, answer, error });
     streamed?.written();
     return undefined;
   };
-  running.set(record.id, abort);
+  running.set(taskId, abort);
   const done = turn.then(
     (r) => end(abort.signal.aborted ? "canceled" : "completed", r.content, abort.signal.aborted ? CANCELED : null),
     (err: unknown) => {
@@ -208,7 +215,7 @@ export async function startChatTask(
     runtime.log.error({ err }, "could not store the end of an A2A chat task");
     streamed?.failed(err);
   });
-  const row = chatTaskRow(record.id, contextId, record.request, { state: "working", answer: null, error: null }, record.startedAt);
+  const row = chatTaskRow(taskId, contextId, taskRecord().request, { state: "working", answer: null, error: null }, startedAt);
   const early = streamed;
   const writeNow = early && hooks.record === "finish" ? () => (early.writeNow(), early.ready) : undefined;
   return { taskId: row.id, contextId, row, done: done.catch(() => undefined), written: hooks.record === "alongside" ? early?.ready : undefined, writeNow, ending: () => ending, finishing, plannedEnd: () => endRow, endStored, recordWriteBegan: early && hooks.record === "alongside" ? Promise.race([early.writeBegan, finishing]) : undefined };

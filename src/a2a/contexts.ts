@@ -28,10 +28,19 @@ export interface ChatContext {
   clientContextId?: string;
 }
 
-/** Where a chat agent's message goes: its contextId's thread, or a new one (validated: Invalid params). */
-export async function chatContext(db: pg.Pool, principal: KeyPrincipal, contextId: string): Promise<ChatContext> {
+/**
+ * Where a chat agent's message goes when its contextId says it alone: none (a new thread) or a
+ * thread id. Undefined for a client's own contextId (clientContext looks it up). Synchronous, so
+ * the common message reaches its turn's open with no wait in between.
+ */
+export function ownContext(contextId: string): ChatContext | undefined {
   if (!contextId) return {};
   if (contextId.startsWith("thr_")) return { threadId: contextId };
+  return undefined;
+}
+
+/** Where a message with the client's own contextId goes: the thread that context started, or a new one (validated: Invalid params). */
+export async function clientContext(db: pg.Pool, principal: KeyPrincipal, contextId: string): Promise<ChatContext> {
   checkClientId(contextId, "message.contextId");
   const { rows } = await db.query<{ threadId: string }>(
     `select ${C.thread} as "threadId" from ${C.table} where ${C.agent} = $1 and ${C.account} = $2 and ${C.contextId} = $3`,

@@ -34,7 +34,6 @@ export interface StartedTask {
  * task takes no more messages once it ended, and a running one none before it ends.
  */
 async function followUp(runtime: Runtime, s: CallState, m: Message): Promise<string | undefined> {
-  if (!m.taskId) return undefined;
   const row = await ownTask(runtime, s, m.taskId);
   if (row.kind === "job" && row.state === INPUT_REQUIRED) {
     await answerJobInput(runtime, s.principal.agent.accountId, row.id, jobPayload(m));
@@ -55,7 +54,8 @@ export async function startTask(runtime: Runtime, s: CallState, params: SendMess
   // A push config refers to the task's record: it is written before the config is kept.
   const record = params.configuration?.returnImmediately || params.configuration?.taskPushNotificationConfig?.url ? "open" : onDelta !== undefined ? "alongside" : "finish";
   const m = checkMessage(params);
-  const answered = await followUp(runtime, s, m);
+  // No wait for a message that names no task: a chat turn's open leaves before anything else runs.
+  const answered = m.taskId ? await followUp(runtime, s, m) : undefined;
   if (answered) {
     await keepPushConfig(runtime, s, params, answered);
     return { taskId: answered };

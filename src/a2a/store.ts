@@ -93,14 +93,22 @@ export interface ChatTaskRecord {
   /** The user message as the task keeps it (mapping.ts `storedRequest`). */
   request: Record<string, unknown>;
   startedAt: Date;
+  /** The record as the statements' parameters (the message as JSON text), made once. */
+  values: RecordValues;
+}
+
+type RecordValues = { taskId: string; accountId: string; agentId: string; taskRequest: string; taskStartedAt: string };
+
+export function chatTaskRecord(id: string, accountId: string, agentId: string, request: Record<string, unknown>, startedAt: Date): ChatTaskRecord {
+  // Times as ISO text: PostgreSQL reads them as it would a Date, which pg formats in local time, slower.
+  const values = { taskId: id, accountId, agentId, taskRequest: JSON.stringify(request), taskStartedAt: startedAt.toISOString() };
+  return { id, accountId, agentId, request, startedAt, values };
 }
 
 const TASK_COLUMNS = `${T.id}, ${T.account}, ${T.agent}, ${T.contextId}, ${T.kind}, ${T.state}, ${T.request}, ${T.answer}, ${T.error}, ${T.createdAt}, ${T.updatedAt}`;
 /** A chat task's values in TASK_COLUMNS' order; its state, answer, error and last change are the caller's SQL. */
 const taskValues = (p: Param, state: string, answer: string, error: string, updatedAt: string) =>
   `${p("taskId")}, ${p("accountId")}, ${p("agentId")}, ${p("threadId")}, 'chat', ${state}, ${p("taskRequest")}::jsonb, ${answer}, ${error}, ${p("taskStartedAt")}::timestamptz, ${updatedAt}`;
-// Times as ISO text: PostgreSQL reads them as it would a Date, which pg formats in local time, slower.
-const recordValues = (r: ChatTaskRecord) => ({ taskId: r.id, accountId: r.accountId, agentId: r.agentId, taskRequest: JSON.stringify(r.request), taskStartedAt: r.startedAt.toISOString() });
 
 const OPEN_WITH_TASK = openStatements({
   name: "a2a-task",
@@ -111,7 +119,7 @@ const OPEN_WITH_TASK = openStatements({
 
 /** The open that writes the task (working) when it accepts the turn: a refused turn (402, 429, thread_busy) writes none. */
 export function openTurnWithTask(r: ChatTaskRecord): TurnOpenWith {
-  return { statements: OPEN_WITH_TASK, values: recordValues(r) };
+  return { statements: OPEN_WITH_TASK, values: r.values };
 }
 
 const INSERT_WORKING_TASK = statement(
@@ -125,7 +133,7 @@ const INSERT_WORKING_TASK = statement(
  * its WAL flush makes the open's hold and thread durable too (WAL is flushed in order).
  */
 export async function insertWorkingChatTask(db: pg.Pool, r: ChatTaskRecord, threadId: string): Promise<void> {
-  await db.query(INSERT_WORKING_TASK.with({ ...recordValues(r), threadId }));
+  await db.query(INSERT_WORKING_TASK.with({ ...r.values, threadId }));
 }
 
 /** A chat task's row as findTask reads it, from what its writer knows. */
@@ -230,13 +238,13 @@ const endValues = (id: string, end: ChatTaskEnd, at: Date) => ({ taskId: id, tas
 
 /** A chat task's end on its own, on the turn's thread `threadId`. */
 export async function endChatTask(db: pg.Pool, r: ChatTaskRecord, threadId: string, end: ChatTaskEnd): Promise<void> {
-  await db.query(END_TASK_ALONE.with({ ...recordValues(r), ...endValues(r.id, end, new Date()), threadId }));
+  await db.query(END_TASK_ALONE.with({ ...r.values, ...endValues(r.id, end, new Date()), threadId }));
 }
 
 /** An answered turn's finish that also ends its task, written before (`written`) or now; the end's time `at`. */
 export function finishTurnWithTask(r: ChatTaskRecord, written: boolean, end: ChatTaskEnd, at: Date): TurnFinishWith {
   const ended = endValues(r.id, end, at);
-  const fresh = written ? undefined : recordValues(r);
+  const fresh = written ? undefined : r.values;
   const values = fresh ? { ...fresh, ...ended } : ended;
   // The same values as the batch's elements (FINISH_TURNS_AND_TASKS), used when the turn joins one.
   const batch = {
