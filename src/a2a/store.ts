@@ -99,6 +99,7 @@ export interface ChatTaskRecord {
 
 type RecordValues = { taskId: string; accountId: string; agentId: string; taskRequest: string; taskStartedAt: string };
 
+/** A chat task's record, its statements' parameters made once (the only way one is made, so the two agree). */
 export function chatTaskRecord(id: string, accountId: string, agentId: string, request: Record<string, unknown>, startedAt: Date): ChatTaskRecord {
   // Times as ISO text: PostgreSQL reads them as it would a Date, which pg formats in local time, slower.
   const values = { taskId: id, accountId, agentId, taskRequest: JSON.stringify(request), taskStartedAt: startedAt.toISOString() };
