@@ -183,8 +183,10 @@ describe("fuzz: generated hostile requests on every public route", () => {
         const id = agent === "chat" ? a2a.chat : agent === "job" ? a2a.job : agent === "unknown" ? "agt_0000000000000000000000" : enc(odd);
         const headers = { "content-type": "application/json", ...keyOf(agent === "chat" && key === "job" ? "own" : agent === "job" && key === "own" ? "job" : key), ...(version ? { "A2A-Version": version } : {}) };
         const res = await send(app.url, { path: `/api/a2a/${id}`, method: "POST", headers, body });
-        // (An empty id is no agent route at all: the REST 404.)
-        const problems = id ? jsonRpcProblemsOf(res) : problemsOf("/api/a2a/", res);
+        // An empty id is no agent route at all (the REST 404), nor are "." and "..": dot segments
+        // the client resolves away before sending (RFC 3986 §5.2.4), to /api/a2a/ and /api/.
+        const routed = id !== "" && id !== "." && id !== "..";
+        const problems = routed ? jsonRpcProblemsOf(res) : problemsOf(`/api/a2a/${id}`, res);
         if (problems.length > 0) throw new Error(`POST /api/a2a/${agent} (${key}, v${version}) → ${res.status}: ${problems.join("; ")}\n${res.body.slice(0, 600)}\nbody: ${String(body).slice(0, 300)}`);
         collect(res);
         if (card) {
