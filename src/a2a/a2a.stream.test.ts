@@ -217,57 +217,41 @@ describe("A2A SendStreamingMessage events", () => {
     }
   });
 
-  it.each(["JSON-RPC", "HTTP+JSON"] as const)("%s: the end's events, built while the finish statement runs, leave only if it commits: a finish that refuses (the thread deleted meanwhile) sends the end as stored, FAILED", async (binding) => {
-    reads = [["Hello there"]];
-    nextRead = async () => {};
-    const window = app.runtime.config.a2a.streamRecordAfterMs;
-    app.runtime.config.a2a.streamRecordAfterMs = 10_000;
-    let finishes = 0;
-    // The finish statement waits 50 ms (the end's events are built meanwhile), then finds its thread gone.
-    const spy = spyQueries(app.runtime.pool, (q) => {
-      if (!q.name?.startsWith("thread-finish")) return undefined;
-      finishes++;
-      return new Promise<void>((r) => setTimeout(r, 50)).then(async () => void (await app.runtime.pool.query("delete from threads where agent_id = $1", [agent])));
-    });
-    try {
-      const events = await all(await send("refused", binding));
-      expect(finishes).toBe(1);
-      expect(events[0].task.status.state).toBe("TASK_STATE_WORKING");
-      const states = events.flatMap((e) => (e.statusUpdate ? [e.statusUpdate.status.state] : []));
-      expect(states).toEqual(["TASK_STATE_FAILED"]);
-      expect(events.at(-1).statusUpdate.status.message.parts[0].text).toMatch(/deleted/);
-      const { rows } = await app.runtime.pool.query<{ state: string; answer: string | null }>("select state, answer from a2a_tasks where id = $1", [events[0].task.id]);
-      expect(rows).toEqual([{ state: "failed", answer: null }]);
-    } finally {
-      app.runtime.config.a2a.streamRecordAfterMs = window;
-      spy.restore();
-    }
-  });
-
-  it.each(["JSON-RPC", "HTTP+JSON"] as const)("%s: a finish statement the database fails, after the end's events were built, sends the end as stored alone: FAILED, never COMPLETED", async (binding) => {
-    reads = [["Hello there"]];
-    nextRead = async () => {};
-    const window = app.runtime.config.a2a.streamRecordAfterMs;
-    app.runtime.config.a2a.streamRecordAfterMs = 10_000;
-    let finishes = 0;
-    const spy = spyQueries(app.runtime.pool, (q) => {
-      if (!q.name?.startsWith("thread-finish")) return undefined;
-      finishes++;
-      // It fails after 50 ms: the end's events are built meanwhile.
-      return new Promise<void>((_, reject) => setTimeout(() => reject(Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" })), 50));
-    });
-    try {
-      const events = await all(await send("finish fails", binding));
-      expect(finishes).toBe(1);
-      expect(events[0].task.status.state).toBe("TASK_STATE_WORKING");
-      expect(events.flatMap((e) => (e.statusUpdate ? [e.statusUpdate.status.state] : []))).toEqual(["TASK_STATE_FAILED"]);
-      const { rows } = await app.runtime.pool.query<{ state: string; answer: string | null }>("select state, answer from a2a_tasks where id = $1", [events[0].task.id]);
-      expect(rows).toEqual([{ state: "failed", answer: null }]);
-    } finally {
-      app.runtime.config.a2a.streamRecordAfterMs = window;
-      spy.restore();
-    }
-  });
+  /** How a finish statement ends without storing the answer, 50 ms after it was sent (the end's events are built meanwhile). */
+  const finishFaults = {
+    // It finds its thread gone: it refuses.
+    "a finish that refuses (the thread deleted meanwhile)": { fault: () => new Promise<void>((r) => setTimeout(r, 50)).then(async () => void (await app.runtime.pool.query("delete from threads where agent_id = $1", [agent]))), message: /deleted/ },
+    "a finish statement the database fails": { fault: () => new Promise<void>((_, reject) => setTimeout(() => reject(Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" })), 50)), message: undefined },
+  };
+  it.each((["JSON-RPC", "HTTP+JSON"] as const).flatMap((binding) => Object.keys(finishFaults).map((kind) => [binding, kind as keyof typeof finishFaults] as const)))(
+    "%s: the end's events, built while the finish statement runs, leave only if it commits: %s sends the end as stored, FAILED, never COMPLETED",
+    async (binding, kind) => {
+      const { fault, message } = finishFaults[kind];
+      reads = [["Hello there"]];
+      nextRead = async () => {};
+      const window = app.runtime.config.a2a.streamRecordAfterMs;
+      app.runtime.config.a2a.streamRecordAfterMs = 10_000;
+      let finishes = 0;
+      const spy = spyQueries(app.runtime.pool, (q) => {
+        if (!q.name?.startsWith("thread-finish")) return undefined;
+        finishes++;
+        return fault();
+      });
+      try {
+        const events = await all(await send(kind, binding));
+        expect(finishes).toBe(1);
+        expect(events[0].task.status.state).toBe("TASK_STATE_WORKING");
+        const states = events.flatMap((e) => (e.statusUpdate ? [e.statusUpdate.status.state] : []));
+        expect(states).toEqual(["TASK_STATE_FAILED"]);
+        if (message) expect(events.at(-1).statusUpdate.status.message.parts[0].text).toMatch(message);
+        const { rows } = await app.runtime.pool.query<{ state: string; answer: string | null }>("select state, answer from a2a_tasks where id = $1", [events[0].task.id]);
+        expect(rows).toEqual([{ state: "failed", answer: null }]);
+      } finally {
+        app.runtime.config.a2a.streamRecordAfterMs = window;
+        spy.restore();
+      }
+    },
+  );
 
   it.each(["JSON-RPC", "HTTP+JSON"] as const)("%s: a stream whose record could not be written sends no event that names the task: one error event", async (binding) => {
     reads = [["Hello"], [" there"]];
