@@ -64,7 +64,7 @@ export async function startTask(runtime: Runtime, s: CallState, params: SendMess
   if (!principal.automation) {
     const t = await startChatTask(runtime, principal, m, { onRateLimit: s.onRateLimit, onDelta, record });
     await keepPushConfig(runtime, s, params, t.taskId);
-    return { taskId: t.taskId, row: t.row, done: t.done, written: t.written, writeNow: t.writeNow, ending: t.ending, finishing: t.finishing, plannedEnd: t.plannedEnd, endStored: t.endStored, recordWriteBegan: t.recordWriteBegan };
+    return t;
   }
   // Checked before the job starts (it runs and bills once started), counted like MCP's `run`.
   const input = jobTaskInput(m);
