@@ -142,18 +142,14 @@ describe("A2A SendStreamingMessage events", () => {
     nextRead = () => upstreamHeld;
     const spy = holdRecordWrite();
     try {
-      let answered = false;
-      const started = send("durable", binding).then((events) => {
-        answered = true;
-        return events;
-      });
-      // The first text came, the turn is not finishing: the record is written on its own, and nothing leaves before.
+      // The status and headers name nothing: they leave at once.
+      const events = await send("durable", binding);
+      // The first text came, the turn is not finishing: the record is written on its own, and no event leaves before.
       await until(() => spy.made() === 1);
-      await new Promise((r) => setTimeout(r, 100));
-      expect(answered).toBe(false);
+      const first = events.next();
+      expect(await Promise.race([first.then(() => "an event"), new Promise((r) => setTimeout(() => r("nothing"), 100))])).toBe("nothing");
       spy.release();
-      const events = await started;
-      expect((await events.next()).value.task.status.state).toBe("TASK_STATE_WORKING");
+      expect((await first).value.task.status.state).toBe("TASK_STATE_WORKING");
       expect((await events.next()).value.artifactUpdate.artifact.parts[0].text).toBe("Hello");
       more();
       const rest = await all(events);
@@ -212,6 +208,32 @@ describe("A2A SendStreamingMessage events", () => {
       expect(spy.names().filter((n) => n.startsWith("thread-finish"))).toEqual(Array(5).fill("thread-finish-turn-a2a-new-task"));
       expect(spy.names().filter((n) => n.startsWith("chat-open")).every((n) => !n.includes("a2a"))).toBe(true);
     } finally {
+      app.runtime.config.a2a.streamRecordAfterMs = window;
+      spy.restore();
+    }
+  });
+
+  it.each(["JSON-RPC", "HTTP+JSON"] as const)("%s: the status and headers leave while the finish statement that writes the task runs; its events only after it commits", async (binding) => {
+    reads = [["Hello there"]];
+    nextRead = async () => {};
+    const window = app.runtime.config.a2a.streamRecordAfterMs;
+    app.runtime.config.a2a.streamRecordAfterMs = 10_000;
+    let commit!: () => void;
+    const finishHeld = new Promise<void>((r) => (commit = r));
+    let finishes = 0;
+    const spy = spyQueries(app.runtime.pool, (q) => (q.name?.startsWith("thread-finish") ? (finishes++, finishHeld) : undefined));
+    try {
+      const headersFirst = await Promise.race([send("headers first", binding), new Promise<never>((_, reject) => setTimeout(() => reject(new Error("no headers while the finish ran")), 5_000))]);
+      expect(finishes).toBe(1);
+      const first = headersFirst.next();
+      const nothingYet = await Promise.race([first.then(() => "an event"), new Promise((r) => setTimeout(() => r("nothing"), 100))]);
+      expect(nothingYet).toBe("nothing");
+      commit();
+      const events = [(await first).value, ...(await all(headersFirst))];
+      expect(events.map((e) => Object.keys(e)[0])).toEqual(["task", "artifactUpdate", "statusUpdate"]);
+      expect(events[2].statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
+    } finally {
+      commit();
       app.runtime.config.a2a.streamRecordAfterMs = window;
       spy.restore();
     }

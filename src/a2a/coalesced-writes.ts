@@ -10,7 +10,7 @@ interface Coalesced {
   pending: Chunk[];
   headers: boolean;
   scheduled: boolean;
-  /** Everything written (and the header flush) waits for this (ResponseHolds.hold), from `pending[heldFrom]` on. */
+  /** Everything written waits for this (ResponseHolds.hold), from `pending[heldFrom]` on; the header flush does not. */
   held?: Promise<void>;
   heldFrom: number;
   /** The hold rejected: writes are dropped until `ResponseHolds.pass` (the stream's error event). */
@@ -72,9 +72,10 @@ export class ResponseHolds {
   constructor(private readonly res: CoalescingResponse) {}
 
   /**
-   * What is written from now on, and the header flush, wait for `until`; when it rejects, the
-   * writes made meanwhile are dropped (the header flush is kept), and so are later ones until
-   * `pass` (an event written just after the rejection names what it held back too).
+   * What is written from now on waits for `until`; when it rejects, the writes made meanwhile are
+   * dropped, and so are later ones until `pass` (an event written just after the rejection names
+   * what it held back too). The header flush does not wait: the headers name nothing, and they
+   * leave while the record is written instead of with the end, after its commit.
    */
   hold(until: Promise<void>): void {
     const res = this.res;
@@ -196,8 +197,9 @@ function schedule(res: CoalescingResponse): void {
 function flush(res: CoalescingResponse): void {
   const c = res[COALESCED];
   c.scheduled = false;
-  if (c.held || res.writableEnded || res.destroyed) return;
-  const data = take(c);
+  if (res.writableEnded || res.destroyed) return;
+  // The headers name nothing: they leave at once, the held writes when their hold passes.
+  const data = c.held ? undefined : take(c);
   if (data !== undefined) c.write.call(res, data);
   else if (c.headers && !res.headersSent) c.flushHeaders.call(res);
   c.headers = false;

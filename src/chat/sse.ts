@@ -31,9 +31,10 @@ export class SseResponse {
 
   /**
    * Sends the status and headers (once), with `first()` as the first event. With `holdUntil`,
-   * the headers and events wait for it: they leave when it resolves, with what is written in the
-   * same turn (one socket write), and the events never if it rejects (an event that names a
-   * record must not leave before the record is durable; `end` then sends only its own data).
+   * the events wait for it: they leave when it resolves, with what is written in the same turn
+   * (one socket write), and never if it rejects (an event that names a record must not leave
+   * before the record is durable; `end` then sends only its own data). The headers name nothing:
+   * they leave in the next turn, while the record is written, not with the events after its commit.
    */
   open(first: () => string, holdUntil?: Promise<void>): void {
     if (this.opened || this.res.destroyed) return;
@@ -44,7 +45,10 @@ export class SseResponse {
     res.setHeader("cache-control", "no-cache");
     res.setHeader("connection", "keep-alive");
     res.setHeader("x-accel-buffering", "no");
-    if (holdUntil) this.hold(holdUntil);
+    if (holdUntil) {
+      this.hold(holdUntil);
+      setImmediate(flushHeaders, res);
+    }
     this.write(first());
   }
 
@@ -119,6 +123,11 @@ export class SseResponse {
     this.pending = "";
     this.res.end(all);
   }
+}
+
+/** The headers, ahead of held events: they name nothing, and the end's write is then only the events. */
+function flushHeaders(res: express.Response): void {
+  if (!res.headersSent && !res.writableEnded && !res.destroyed) res.flushHeaders();
 }
 
 export const sseData = (data: unknown, event?: string) => `${event ? `event: ${event}\n` : ""}data: ${JSON.stringify(data)}\n\n`;
