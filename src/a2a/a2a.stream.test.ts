@@ -1,7 +1,7 @@
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { spyQueries } from "../../test/helpers/pool-spy.js";
 import { createAccount, gql } from "../../test/helpers/graphql.js";
@@ -281,13 +281,23 @@ describe("A2A SendStreamingMessage events", () => {
     const upstreamHeld = new Promise<void>((r) => (more = r));
     nextRead = () => upstreamHeld;
     const spy = spyQueries(app.runtime.pool, (q) => (q.name === "a2a-insert-working-task" ? Object.assign(new Error("connection terminated"), { code: "57P01" }) : undefined));
+    const stderr = vi.spyOn(console, "error");
     try {
       const events = await send("no record", binding);
       const got = await all(events).finally(() => more());
       expect(got).toHaveLength(1);
-      expect(got[0]).toEqual({ error: expect.objectContaining({ code: expect.any(Number), message: expect.any(String) }) });
+      // The database outage as on every route: 503 with its ErrorInfo, on either binding; nothing printed.
+      const unavailable = { reason: "SERVICE_UNAVAILABLE", domain: "agent-gateway", metadata: expect.objectContaining({ status: "503" }) };
+      expect(got[0]).toEqual({
+        error:
+          binding === "JSON-RPC"
+            ? expect.objectContaining({ code: expect.any(Number), message: expect.any(String), data: [expect.objectContaining(unavailable)] })
+            : { code: 503, status: "UNAVAILABLE", message: expect.any(String), details: [expect.objectContaining(unavailable)] },
+      });
+      expect(stderr).not.toHaveBeenCalled();
     } finally {
       more();
+      stderr.mockRestore();
       spy.restore();
     }
   });

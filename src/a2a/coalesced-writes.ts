@@ -97,6 +97,11 @@ export class ResponseHolds {
     );
   }
 
+  /** Writes `chunk` as the response's own write would (after what is pending, through any hold). */
+  write(chunk: Chunk): void {
+    this.res.write(chunk);
+  }
+
   /** Writes from now on leave even after a rejected hold: the stream's error event. */
   pass(): void {
     this.res[COALESCED].dropping = false;

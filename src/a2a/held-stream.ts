@@ -15,14 +15,17 @@ type Events = AsyncGenerator<StreamResponse, void, undefined>;
  * The handler as the SDK's REST router calls it: its two stream methods' events are held as
  * JSON-RPC's are (HeldStream); every other method is the handler's own.
  */
-export function withHeldStreams(handler: A2ARequestHandler): A2ARequestHandler {
+export function withHeldStreams(handler: A2ARequestHandler, errorEvent: StreamErrorEvent): A2ARequestHandler {
   const held = Object.create(handler) as A2ARequestHandler;
   // Made once per process (the router is built once): the two methods wrap the handler's.
-  held.sendMessageStream = (params, context) => new HeldStream(handler.sendMessageStream(params, context), context);
+  held.sendMessageStream = (params, context) => new HeldStream(handler.sendMessageStream(params, context), context, errorEvent);
   // Once per process, as above.
-  held.resubscribe = (params, context) => new HeldStream(handler.resubscribe(params, context), context);
+  held.resubscribe = (params, context) => new HeldStream(handler.resubscribe(params, context), context, errorEvent);
   return held;
 }
+
+/** The SSE error event that ends a stream failing with `err` after its first event, or undefined to leave it to the SDK. */
+export type StreamErrorEvent = (context: ServerCallContext, err: unknown) => string | undefined;
 
 /**
  * The events of a REST stream, from the handler to the SDK's router, which formats and writes each
@@ -40,7 +43,8 @@ class HeldStream implements Events {
 
   constructor(
     private readonly inner: Events,
-    context: ServerCallContext,
+    private readonly context: ServerCallContext,
+    private readonly errorEvent: StreamErrorEvent,
   ) {
     this.state = context.state.get(CALL_STATE) as HeldStreamState;
   }
@@ -57,7 +61,12 @@ class HeldStream implements Events {
       r = await this.inner.next();
     } catch (err) {
       this.close();
-      throw err;
+      // Before the first event the SDK answers with the error's HTTP status (rest.ts); after it, the
+      // stream ends with the gateway's error event, and the SDK sees a stream that ended.
+      const event = this.n > 0 ? this.errorEvent(this.context, err) : undefined;
+      if (event === undefined || !writes) throw err;
+      writes.write(event);
+      return { done: true, value: undefined };
     }
     if (r.done) {
       this.close();

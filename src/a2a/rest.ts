@@ -1,6 +1,7 @@
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from "express";
 import { defaultServerCallContextBuilder, type A2ARequestHandler } from "@a2a-js/sdk/server";
 import { restHandler, type UserBuilder } from "@a2a-js/sdk/server/express";
+import { A2AError } from "@a2a-js/sdk/errors";
 import { AppError } from "../errors/app-error.js";
 import { bearerChallenge, reasonPhrase } from "../http/auth.js";
 import type { AgentKeyAuth } from "../keys/agent-key.js";
@@ -9,7 +10,7 @@ import { appErrorToJsonRpc, internalJsonRpcError, INTERNAL_ERROR, INVALID_PARAMS
 import { CALL_STATE, type CallState } from "./call.js";
 import { noteRateLimit, rateLimitHeadersOnWrite } from "./rate-limit-headers.js";
 import { coalesceWrites } from "./coalesced-writes.js";
-import { withHeldStreams, type HeldStreamState } from "./held-stream.js";
+import { withHeldStreams, type HeldStreamState, type StreamErrorEvent } from "./held-stream.js";
 
 /**
  * The HTTP+JSON binding at `<base>/v1` (spec §11), v1.0 and, by the `A2A-Version` header (absent
@@ -48,6 +49,16 @@ const STREAMS = /(\/message:stream|:subscribe)$/;
 /** The state the route keeps for a call, found again from the request (UserBuilder gets only it). */
 const stateOf = (req: Request) => req.res!.locals[CALL_STATE] as CallState;
 
+/** A gateway error as v1.0's google.rpc.Status body, with its ErrorInfo as JSON-RPC v1.0 gives it. */
+function restErrorBody(err: AppError) {
+  const details = appErrorToJsonRpc(err, false).error.data;
+  return { error: { code: err.status, status: STATUS_NAME[err.status] ?? "UNKNOWN", message: err.message, details } };
+}
+const INTERNAL_BODY = { error: { code: 500, status: "INTERNAL", message: "Internal error", details: [] } };
+
+/** The SDK's v0.3 router serves a call without `A2A-Version`, or with 0.3: its errors are `{ code, message, data }`. */
+const isLegacy = (version: string | undefined) => /^(0\.3(\.\d+)?)?$/.test((version ?? "").trim());
+
 export function restError(res: Response, err: AppError): void {
   for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
   if (err.status === 401) {
@@ -55,8 +66,24 @@ export function restError(res: Response, err: AppError): void {
     res.setHeader("WWW-Authenticate", bearerChallenge({ realm: "a2a" }, sent ? err.message : undefined));
     res.statusMessage = reasonPhrase("Unauthorized", err.message);
   }
-  const details = appErrorToJsonRpc(err, false).error.data;
-  res.status(err.status).json({ error: { code: err.status, status: STATUS_NAME[err.status] ?? "UNKNOWN", message: err.message, details } });
+  res.status(err.status).json(restErrorBody(err));
+}
+
+/**
+ * The error event that ends a stream which failed after its first event (held-stream.ts), framed
+ * as the SDK frames one (`event: error`) but with the body the call would have had before it: a
+ * gateway error with its own status and ErrorInfo (the SDK would call it a 500 and print it, its
+ * cause and stack to stderr), anything else but an A2A error as a bare internal error, logged
+ * without its details. An A2A error is the SDK's to frame (undefined).
+ */
+function streamErrorEvent(runtime: Runtime): StreamErrorEvent {
+  return (context, err) => {
+    if (err instanceof A2AError) return undefined;
+    const legacy = isLegacy(context.requestedVersion);
+    if (!(err instanceof AppError)) runtime.log.error({ message: err instanceof Error ? err.message : String(err) }, "A2A REST stream failed");
+    const body = err instanceof AppError ? (legacy ? appErrorToJsonRpc(err, true).error : restErrorBody(err)) : legacy ? internalJsonRpcError() : INTERNAL_BODY;
+    return `event: error\ndata: ${JSON.stringify(body)}\n\n`;
+  };
 }
 
 /**
@@ -78,7 +105,7 @@ function ownErrorsJson(runtime: Runtime): (this: Response, body: unknown) => Res
     if (state.answered || res.headersSent || res.statusCode < 400) return json.call(res, body);
     state.answered = true;
     // v0.3's router (A2A-Version absent or 0.3) answers errors as `{ code, message, data }`.
-    const legacy = /^(0\.3(\.\d+)?)?$/.test((res.req.get("a2a-version") ?? "").trim());
+    const legacy = isLegacy(res.req.get("a2a-version"));
     if (state.failure) {
       if (!legacy) restError(res, state.failure);
       else {
@@ -97,7 +124,7 @@ function ownErrorsJson(runtime: Runtime): (this: Response, body: unknown) => Res
       return json.call(res, legacy ? { code: INVALID_PARAMS, message: `Invalid parameters: ${message}`.slice(0, 300) } : { error: { code: 400, status: "INVALID_ARGUMENT", message: `Invalid parameters: ${message}`.slice(0, 300), details: [] } });
     }
     runtime.log.error({ message }, "A2A REST call failed");
-    return json.call(res, legacy ? internalJsonRpcError() : { error: { code: 500, status: "INTERNAL", message: "Internal error", details: [] } });
+    return json.call(res, legacy ? internalJsonRpcError() : INTERNAL_BODY);
   };
 }
 
@@ -151,7 +178,7 @@ export function restBinding(runtime: Runtime, handler: A2ARequestHandler, auth: 
     return { isAuthenticated: true, userName: state.principal.keyId, [CALL_STATE]: state };
   };
 
-  const requestHandler = withHeldStreams(handler);
+  const requestHandler = withHeldStreams(handler, streamErrorEvent(runtime));
   const sdkRouter = (legacyCompat: boolean) =>
     restHandler({
       requestHandler,
