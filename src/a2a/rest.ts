@@ -3,6 +3,7 @@ import { defaultServerCallContextBuilder, type A2ARequestHandler } from "@a2a-js
 import { restHandler, type UserBuilder } from "@a2a-js/sdk/server/express";
 import { A2AError } from "@a2a-js/sdk/errors";
 import { AppError } from "../errors/app-error.js";
+import { sseData } from "../chat/sse.js";
 import { bearerChallenge, reasonPhrase } from "../http/auth.js";
 import type { AgentKeyAuth } from "../keys/agent-key.js";
 import type { Runtime } from "../runtime/runtime.js";
@@ -82,7 +83,7 @@ function streamErrorEvent(runtime: Runtime): StreamErrorEvent {
     const legacy = isLegacy(context.requestedVersion);
     if (!(err instanceof AppError)) runtime.log.error({ message: err instanceof Error ? err.message : String(err) }, "A2A REST stream failed");
     const body = err instanceof AppError ? (legacy ? appErrorToJsonRpc(err, true).error : restErrorBody(err)) : legacy ? internalJsonRpcError() : INTERNAL_BODY;
-    return `event: error\ndata: ${JSON.stringify(body)}\n\n`;
+    return sseData(body, "error");
   };
 }
 
