@@ -40,6 +40,9 @@ describe("retention purges in bounded batches", () => {
   beforeAll(async () => {
     // Longer than the heartbeat timeout (a slow batch must not be retried), short enough to wait out 5 attempts.
     app = await startTestApp({ worker: true, env: { RETENTION_BATCH_TIMEOUT_SECONDS: String(BATCH_TIMEOUT_S) } });
+    // The worker's hourly Schedule fires at the top of the hour and would purge these rows too
+    // (after the stuck test's lock is released, before its count): only the test's own runs purge.
+    await app.runtime.temporal.client.schedule.getHandle(`purge-payloads-${app.config.temporal.taskQueue}`).pause("retention-batches.test.ts counts its own runs");
     const created = await createAccount(app.url, app.operatorToken, "bulk", "10");
     admin = created.adminToken;
     const trigger = await newTrigger(app.url, admin, await newAgent(app.url, admin, { name: "echo", script: "export default async function run(input) { return input; }" }));
