@@ -56,11 +56,14 @@ describe("A2A SendStreamingMessage events", () => {
    * Starts a stream over JSON-RPC or HTTP+JSON; `events` yields each SSE event's result (the
    * StreamResponse) as it arrives, or `{ error }`.
    */
-  const send = async (text: string, binding: "JSON-RPC" | "HTTP+JSON" = "JSON-RPC") => {
-    const message = { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }] };
-    const r = await fetch(binding === "JSON-RPC" ? `${app.url}/api/a2a/${agent}` : `${app.url}/api/a2a/${agent}/v1/message:stream`, {
+  const send = async (text: string, binding: "JSON-RPC" | "HTTP+JSON" | "HTTP+JSON v0.3" = "JSON-RPC") => {
+    // v0.3's REST path as a v0.3 client joins it to the card's `<base>/v1`, its message shape (proto JSON, `content`), no A2A-Version.
+    const legacy = binding === "HTTP+JSON v0.3";
+    const message = legacy ? { messageId: crypto.randomUUID(), role: "ROLE_USER", content: [{ text }] } : { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }] };
+    const url = binding === "JSON-RPC" ? `${app.url}/api/a2a/${agent}` : `${app.url}/api/a2a/${agent}/v1${legacy ? "/v1" : ""}/message:stream`;
+    const r = await fetch(url, {
       method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${key}`, "A2A-Version": "1.0" },
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}`, ...(legacy ? {} : { "A2A-Version": "1.0" }) },
       body: JSON.stringify(binding === "JSON-RPC" ? { jsonrpc: "2.0", id: 1, method: "SendStreamingMessage", params: { message } } : { message }),
     });
     expect(r.status).toBe(200);
@@ -275,7 +278,7 @@ describe("A2A SendStreamingMessage events", () => {
     },
   );
 
-  it.each(["JSON-RPC", "HTTP+JSON"] as const)("%s: a stream whose record could not be written sends no event that names the task: one error event", async (binding) => {
+  it.each(["JSON-RPC", "HTTP+JSON", "HTTP+JSON v0.3"] as const)("%s: a stream whose record could not be written sends no event that names the task: one error event", async (binding) => {
     reads = [["Hello"], [" there"]];
     let more!: () => void;
     const upstreamHeld = new Promise<void>((r) => (more = r));
@@ -288,12 +291,17 @@ describe("A2A SendStreamingMessage events", () => {
       expect(got).toHaveLength(1);
       // The database outage as on every route: 503 with its ErrorInfo, on either binding; nothing printed.
       const unavailable = { reason: "SERVICE_UNAVAILABLE", domain: "agent-gateway", metadata: expect.objectContaining({ status: "503" }) };
-      expect(got[0]).toEqual({
-        error:
-          binding === "JSON-RPC"
-            ? expect.objectContaining({ code: expect.any(Number), message: expect.any(String), data: [expect.objectContaining(unavailable)] })
-            : { code: 503, status: "UNAVAILABLE", message: expect.any(String), details: [expect.objectContaining(unavailable)] },
-      });
+      if (binding === "HTTP+JSON v0.3") {
+        // v0.3's error shape, as its JSON-RPC binding and its REST answers before a stream give it.
+        expect(got[0]).toEqual({ code: -32000, message: expect.any(String), data: { code: "service_unavailable", status: 503 } });
+      } else {
+        expect(got[0]).toEqual({
+          error:
+            binding === "JSON-RPC"
+              ? expect.objectContaining({ code: expect.any(Number), message: expect.any(String), data: [expect.objectContaining(unavailable)] })
+              : { code: 503, status: "UNAVAILABLE", message: expect.any(String), details: [expect.objectContaining(unavailable)] },
+        });
+      }
       expect(stderr).not.toHaveBeenCalled();
     } finally {
       more();
