@@ -17,7 +17,7 @@ export function conformanceTable(run: { results: KitResult[]; known: KnownKitBug
   const lines = [
     BEGIN,
     `Run of ${run.date.toISOString().slice(0, 16).replace("T", " ")} UTC on commit \`${run.commit}\`, kit a2aproject/a2a-tck \`${KIT_COMMIT}\`, ` +
-      `${run.seconds} s wall time for both agents (run at once). Passed / failed as a known kit bug / failed otherwise / skipped (the kit skips what the card does not declare):`,
+      `${run.seconds} s wall time for both agents (one after the other). Passed / failed as a known kit bug / failed otherwise / skipped (the kit skips what the card does not declare):`,
     "",
     "| category | binding | chat agent | automation agent |",
     "|---|---|---|---|",
