@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../../test/helpers/app.js";
 import { createAccount } from "../../test/helpers/graphql.js";
 import { createJobActivities } from "./activities.js";
+import { retentionScheduleId } from "./schedule.js";
 import { createAgent, createTrigger, getJson, gql, postWebhook, waitForJob } from "../../test/helpers/webhooks.js";
 
 describe("agent runs", () => {
@@ -93,7 +94,7 @@ describe("agent runs", () => {
     expect(byJob[old.body.job_id].payload).toBeNull();
     expect(byJob[old.body.job_id].payload_purged_at).not.toBeNull();
     expect(byJob[fresh.body.job_id].payload).toEqual({ keep: true });
-    const schedule = await app.runtime.temporal.client.schedule.getHandle(`purge-payloads-${app.config.temporal.taskQueue}`).describe();
+    const schedule = await app.runtime.temporal.client.schedule.getHandle(retentionScheduleId(app.config.temporal.taskQueue)).describe();
     expect(schedule.action).toMatchObject({ type: "startWorkflow", workflowType: "purgePayloads" });
     // The schedule's workflow runs the same activity end to end.
     const n = await app.runtime.temporal.client.workflow.execute("purgePayloads", { taskQueue: app.config.temporal.taskQueue, workflowId: `purge-test-${Date.now()}` });

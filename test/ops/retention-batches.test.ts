@@ -4,6 +4,7 @@ import { createAccount, gql } from "../helpers/graphql.js";
 import { must, newAgent, newTrigger, postWebhook, waitForJob } from "../helpers/ops.js";
 import { waitUntil } from "../helpers/worker-process.js";
 import { runRetention } from "../../src/jobs/retention.js";
+import { retentionScheduleId } from "../../src/jobs/schedule.js";
 import { HEARTBEAT_TIMEOUT_MS } from "../../workflows/contract.js";
 
 const DAY = 86_400_000;
@@ -42,7 +43,7 @@ describe("retention purges in bounded batches", () => {
     app = await startTestApp({ worker: true, env: { RETENTION_BATCH_TIMEOUT_SECONDS: String(BATCH_TIMEOUT_S) } });
     // The worker's hourly Schedule fires at the top of the hour and would purge these rows too
     // (after the stuck test's lock is released, before its count): only the test's own runs purge.
-    await app.runtime.temporal.client.schedule.getHandle(`purge-payloads-${app.config.temporal.taskQueue}`).pause("retention-batches.test.ts counts its own runs");
+    await app.runtime.temporal.client.schedule.getHandle(retentionScheduleId(app.config.temporal.taskQueue)).pause("retention-batches.test.ts counts its own runs");
     const created = await createAccount(app.url, app.operatorToken, "bulk", "10");
     admin = created.adminToken;
     const trigger = await newTrigger(app.url, admin, await newAgent(app.url, admin, { name: "echo", script: "export default async function run(input) { return input; }" }));
