@@ -73,4 +73,31 @@ describe("Dispatcher sweeps on two instances", () => {
     expect(described.every((d) => d.workflowId && d.runId)).toBe(true);
     expect(await new Dispatcher(a.runtime, own).sweep()).toBe(0);
   });
+  it("a pass returns only once every start it made is marked, a timer's flush still on the wire included", async () => {
+    const late: string[] = Array.from({ length: 12 }, () => newId("job"));
+    const { rows: tmpl } = await a.runtime.pool.query<{ account_id: string; agent_id: string }>("select account_id, agent_id from jobs where id = $1", [ids[0]]);
+    await a.runtime.pool.query(
+      `insert into jobs (id, account_id, agent_id, status, attempts, cost_micros, created_at)
+       select id, $2, $3, 'queued', 0, 0, now() + interval '1 hour' from unnest($1::text[]) as id`,
+      [late, tmpl[0]!.account_id, tmpl[0]!.agent_id],
+    );
+    // The first mark update (the 20 ms timer's, sent mid-pass) is held on the wire for 800 ms, so
+    // the pass's own final flush is answered first: the pass must still wait for the held one.
+    const pool = a.runtime.pool;
+    let held = false;
+    const slowPool = Object.create(pool) as typeof pool;
+    slowPool.query = ((text: string, values?: unknown[]) => {
+      if (!held && typeof text === "string" && text.includes("set dispatched_at")) {
+        held = true;
+        return new Promise((r) => setTimeout(r, 800)).then(() => pool.query(text, values));
+      }
+      return pool.query(text, values);
+    }) as typeof pool.query;
+    const d = new Dispatcher({ ...a.runtime, pool: slowPool }, { concurrency: 1, sweepAfterMs: -2 * 3600_000 });
+    expect(await d.sweep()).toBe(late.length);
+    expect(held).toBe(true);
+    const { rows } = await pool.query<{ n: number }>("select count(*)::int as n from jobs where id = any($1::text[]) and dispatched_at is not null", [late]);
+    expect(rows[0]!.n).toBe(late.length);
+    await d.close();
+  });
 });

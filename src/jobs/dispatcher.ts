@@ -39,6 +39,8 @@ export class Dispatcher {
   private readonly traceContexts = new Map<string, string>();
   private active = 0;
   private toMark: string[] = [];
+  /** Mark updates sent and not yet answered (a timer's flush may still be running when a pass ends). */
+  private readonly marking = new Set<Promise<void>>();
   private markTimer: NodeJS.Timeout | undefined;
   private loopTimer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -118,15 +120,25 @@ export class Dispatcher {
     else this.markTimer ??= setTimeout(() => void this.flushMarks(), 20);
   }
 
+  /** Sends the pending marks; resolves once they and every flush sent before them are answered. */
   async flushMarks(): Promise<void> {
     clearTimeout(this.markTimer);
     this.markTimer = undefined;
     const ids = this.toMark;
     this.toMark = [];
-    if (ids.length === 0) return;
-    await this.runtime.pool
-      .query(`update ${this.target.table} set dispatched_at = now() where id = any($1::text[]) and dispatched_at is null`, [ids])
-      .catch((err) => this.runtime.log.warn({ err: String(err) }, "could not mark jobs dispatched; they will be re-started harmlessly"));
+    if (ids.length > 0) {
+      const sent = this.runtime.pool
+        .query(`update ${this.target.table} set dispatched_at = now() where id = any($1::text[]) and dispatched_at is null`, [ids])
+        .then(
+          () => undefined,
+          (err: unknown) => this.runtime.log.warn({ err: String(err) }, "could not mark jobs dispatched; they will be re-started harmlessly"),
+        )
+        .finally(() => this.marking.delete(sent));
+      this.marking.add(sent);
+    }
+    // Not only this call's own update: a pass that returned while a timer's flush was still on the
+    // wire would release that flush's rows (their lease, "dispatched_at is null") for a second start.
+    await Promise.all(this.marking);
   }
 
   /** Claims up to `batch` undispatched jobs (a lease taken with SKIP LOCKED). */
