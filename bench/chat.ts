@@ -462,6 +462,7 @@ await main(async () => {
     await pg.resetStatements();
     if (PHASES.has("latency")) {
       const results = new Map<string, Cell>(); // `${id}|${connections}|${stream}`
+      const sliced = new Map<string, Cell[]>(); // the same keys: each slice's own cell, in the order measured
       const rows: string[] = [];
       for (const connections of LEVELS) {
         for (const stream of [false, true]) {
@@ -476,6 +477,7 @@ await main(async () => {
             const r = mergeSlices(slices.get(t.id)!, DURATION / SLICES);
             cell.set(t.id, r);
             results.set(`${t.id}|${connections}|${stream}`, r);
+            sliced.set(`${t.id}|${connections}|${stream}`, slices.get(t.id)!);
             say(`c=${connections} ${stream ? "stream    " : "non-stream"} ${t.name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}`);
           }
           for (const t of targets) {
@@ -492,7 +494,7 @@ await main(async () => {
           }
         }
       }
-      sections.push(latencySection(targets, results, rows, pgSettings, gatewayRows));
+      sections.push(latencySection(targets, results, sliced, rows, pgSettings, gatewayRows));
       if (gatewayRows.length > 0) sections.push(await floorSection(pg, `gw_${gatewayRows[gatewayRows.length - 1]!.label.replace(/\W/g, "_")}`));
     }
     if (PHASES.has("streams")) {
@@ -533,16 +535,26 @@ async function floorSection(pg: Awaited<ReturnType<typeof startDurablePostgres>>
 function latencySection(
   targets: Target[],
   results: Map<string, Cell>,
+  sliced: Map<string, Cell[]>,
   rows: string[],
   pgSettings: string,
   gateways: { label: string; commit: string }[],
 ): string {
   const get = (id: string, c: number, s: boolean) => results.get(`${id}|${c}|${s}`);
-  const added = (id: string, c: number, s: boolean) => {
+  const baseOf = (id: string) => {
     const t = targets.find((x) => x.id === id);
+    return t && (t.wire === "openai" ? "mock-openai" : "mock-anthropic");
+  };
+  const added = (id: string, c: number, s: boolean) => {
     const r = get(id, c, s);
-    const base = t && get(t.wire === "openai" ? "mock-openai" : "mock-anthropic", c, s);
+    const base = baseOf(id) && get(baseOf(id)!, c, s);
     return r && base && r.errors <= r.total / 2 ? mean(c, r) - mean(c, base) : undefined;
+  };
+  // Slice i of every target was measured in the same round of turns, so slice i's are comparable.
+  const addedBySlice = (id: string, c: number, s: boolean) => {
+    const r = sliced.get(`${id}|${c}|${s}`);
+    const base = baseOf(id) && sliced.get(`${baseOf(id)}|${c}|${s}`);
+    return r && base && r.length === base.length && r.every((x) => x.rps > 0) ? r.map((x, i) => mean(c, x) - mean(c, base[i]!)) : undefined;
   };
   const multiTurn = targets.some((t) => t.conversation);
   const head = gateways[gateways.length - 1]?.label ?? "this"; // compare runs: the head build
@@ -588,6 +600,6 @@ function latencySection(
     "|---|---|---|---|---|---|---|---|---|---|",
     ...rows,
     "",
-    targetsTables({ levels: LEVELS, head, tenants: TENANTS, get, added }),
+    targetsTables({ levels: LEVELS, head, tenants: TENANTS, get, added, addedBySlice }),
   ].join("\n");
 }

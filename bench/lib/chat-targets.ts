@@ -25,11 +25,25 @@ export interface Measured {
   get(id: string, connections: number, stream: boolean): Cell | undefined;
   /** Mean over the direct call to the mock in the wire format the target speaks upstream, ms. */
   added(id: string, connections: number, stream: boolean): number | undefined;
+  /** The same, for each slice of the cell (measured in turns with the other targets' slices), when it was measured in slices. */
+  addedBySlice?(id: string, connections: number, stream: boolean): number[] | undefined;
 }
 
 const f2 = (x: number) => x.toFixed(2);
 const mode = (s: boolean) => (s ? "stream" : "non-stream");
 const verdictOf = (ok: boolean | undefined) => (ok === undefined ? "not measured" : ok ? "**met**" : "**not met**");
+
+/**
+ * How the ratio varies from one round of slices to the next: the run's noise, beside its verdict
+ * (which is judged on the whole cell). Empty when the cells were not measured in slices.
+ */
+function sliceSpread(x: number[] | undefined, a: number[] | undefined, bound: number): string {
+  if (!x || !a || x.length < 2 || x.length !== a.length) return "";
+  const ratios = x.map((v, i) => v / a[i]!).sort((p, q) => p - q);
+  const median = ratios.length % 2 ? ratios[(ratios.length - 1) / 2]! : (ratios[ratios.length / 2 - 1]! + ratios[ratios.length / 2]!) / 2;
+  const within = ratios.filter((r) => r <= bound).length;
+  return `; by slice: median ${f2(median)}×, ${f2(ratios[0]!)}–${f2(ratios[ratios.length - 1]!)}×, ${within} of ${ratios.length} within`;
+}
 
 export function targetsTables(m: Measured): string {
   const lo = m.levels[0]!;
@@ -110,7 +124,8 @@ export function targetsTables(m: Measured): string {
   const versus = (id: string, s: boolean, bound: number, label: string) => {
     const a = added(ours, lo, s);
     const x = added(`${id}:${m.head}`, lo, s);
-    verdict(label, a !== undefined && x !== undefined ? x <= bound * a : undefined, a !== undefined && x !== undefined ? `+${f2(x)} ms against chat completions' +${f2(a)} ms: ${f2(x / a)}×` : why([ours, `${id}:${m.head}`], lo, s));
+    const spread = a !== undefined && x !== undefined ? sliceSpread(m.addedBySlice?.(`${id}:${m.head}`, lo, s), m.addedBySlice?.(ours, lo, s), bound) : "";
+    verdict(label, a !== undefined && x !== undefined ? x <= bound * a : undefined, a !== undefined && x !== undefined ? `+${f2(x)} ms against chat completions' +${f2(a)} ms: ${f2(x / a)}×${spread}` : why([ours, `${id}:${m.head}`], lo, s));
   };
   for (const [id, binding] of [["gw-a2a", "JSON-RPC"], ["gw-a2a-rest", "HTTP+JSON"]] as const) {
     for (const s of [false, true]) versus(id, s, 1.1, `A2A over ${binding} (SendMessage${s ? "/SendStreamingMessage" : ""}) adds ≤ 10 % to the chat path's added mean at ${lo} connection(s) (${mode(s)})`);
