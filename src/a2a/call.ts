@@ -11,6 +11,13 @@ import { toTask, type TaskView } from "./mapping.js";
 import type { RateLimitNote } from "./rate-limit-headers.js";
 import { findTask, TERMINAL_STATES, type TaskRow } from "./store.js";
 
+/**
+ * A call in A2A v0.3 (both bindings): no `A2A-Version` header (the spec's default for a client
+ * that sends none), an empty one, or 0.3 with or without a patch number. Its errors are v0.3's
+ * (`{ code, message, data }` on HTTP+JSON).
+ */
+export const isLegacyVersion = (version: string | undefined): boolean => /^(0\.3(\.\d+)?)?$/.test((version ?? "").trim());
+
 /** What the route hands the handler with each request (in the SDK's per-request context). */
 export interface CallState extends RateLimitNote {
   principal: KeyPrincipal;

@@ -8,7 +8,7 @@ import { bearerChallenge, reasonPhrase } from "../http/auth.js";
 import type { AgentKeyAuth } from "../keys/agent-key.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { appErrorToJsonRpc, internalJsonRpcError, INTERNAL_ERROR, INVALID_PARAMS } from "./errors.js";
-import { CALL_STATE, type CallState } from "./call.js";
+import { CALL_STATE, isLegacyVersion, type CallState } from "./call.js";
 import { noteRateLimit, rateLimitHeadersOnWrite } from "./rate-limit-headers.js";
 import { coalesceWrites } from "./coalesced-writes.js";
 import { withHeldStreams, type HeldStreamState, type StreamErrorEvent } from "./held-stream.js";
@@ -57,9 +57,6 @@ function restErrorBody(err: AppError) {
 }
 const INTERNAL_BODY = { error: { code: 500, status: "INTERNAL", message: "Internal error", details: [] } };
 
-/** The SDK's v0.3 router serves a call without `A2A-Version`, or with 0.3: its errors are `{ code, message, data }`. */
-const isLegacy = (version: string | undefined) => /^(0\.3(\.\d+)?)?$/.test((version ?? "").trim());
-
 export function restError(res: Response, err: AppError): void {
   for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
   if (err.status === 401) {
@@ -80,7 +77,7 @@ export function restError(res: Response, err: AppError): void {
 function streamErrorEvent(runtime: Runtime): StreamErrorEvent {
   return (context, err) => {
     if (err instanceof A2AError) return undefined;
-    const legacy = isLegacy(context.requestedVersion);
+    const legacy = isLegacyVersion(context.requestedVersion);
     if (!(err instanceof AppError)) runtime.log.error({ message: err instanceof Error ? err.message : String(err) }, "A2A REST stream failed");
     const body = err instanceof AppError ? (legacy ? appErrorToJsonRpc(err, true).error : restErrorBody(err)) : legacy ? internalJsonRpcError() : INTERNAL_BODY;
     return sseData(body, "error");
@@ -106,7 +103,7 @@ function ownErrorsJson(runtime: Runtime): (this: Response, body: unknown) => Res
     if (state.answered || res.headersSent || res.statusCode < 400) return json.call(res, body);
     state.answered = true;
     // v0.3's router (A2A-Version absent or 0.3) answers errors as `{ code, message, data }`.
-    const legacy = isLegacy(res.req.get("a2a-version"));
+    const legacy = isLegacyVersion(res.req.get("a2a-version"));
     if (state.failure) {
       if (!legacy) restError(res, state.failure);
       else {

@@ -14,7 +14,7 @@ import type { KeyPrincipal } from "../keys/auth.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { defaultCard, etagOf, v03Card, v1Card } from "./card.js";
 import { appErrorToJsonRpc, envelopeError, internalJsonRpcError, INTERNAL_ERROR, INVALID_PARAMS, type JsonRpcError } from "./errors.js";
-import { CALL_STATE, type CallState } from "./call.js";
+import { CALL_STATE, isLegacyVersion, type CallState } from "./call.js";
 import { noteRateLimit, rateLimitHeadersOnWrite } from "./rate-limit-headers.js";
 import { GatewayA2AHandler } from "./handler.js";
 import { restBinding } from "./rest.js";
@@ -37,7 +37,6 @@ async function publicAgent(runtime: Runtime, id: string): Promise<PublicAgent> {
   return agent;
 }
 
-const isLegacy = (version: string) => /^0\.3(\.\d+)?$/.test(version.trim());
 
 export const a2aRoutes: RouteModule = (runtime) => {
   const router = express.Router();
@@ -48,7 +47,7 @@ export const a2aRoutes: RouteModule = (runtime) => {
     // Each version its own shape; no version at all: the v1.0 card with v0.3's extra fields (card.ts).
     const version = req.get("a2a-version");
     const base = runtime.config.publicBaseUrl;
-    const body = JSON.stringify(legacyOnly || (version && isLegacy(version)) ? v03Card(agent, base, !legacyOnly) : version ? v1Card(agent, base) : defaultCard(agent, base));
+    const body = JSON.stringify(legacyOnly || (version && isLegacyVersion(version)) ? v03Card(agent, base, !legacyOnly) : version ? v1Card(agent, base) : defaultCard(agent, base));
     res.setHeader("ETag", etagOf(body));
     res.setHeader("Cache-Control", `public, max-age=${CARD_MAX_AGE}`);
     res.setHeader("Vary", "A2A-Version");
@@ -118,7 +117,7 @@ export const a2aRoutes: RouteModule = (runtime) => {
       try {
         state.principal = await auth(req, String(req.params.agentId));
       } catch (err) {
-        reply(res, isLegacy(req.get("a2a-version") || "0.3"), null, err);
+        reply(res, isLegacyVersion(req.get("a2a-version")), null, err);
         return;
       }
       res.locals[CALL_STATE] = state;
@@ -127,7 +126,7 @@ export const a2aRoutes: RouteModule = (runtime) => {
     express.json({ limit: MAX_BODY, type: () => true }),
     async (req, res) => {
       const version = req.get("a2a-version") || "0.3";
-      const legacy = isLegacy(version);
+      const legacy = isLegacyVersion(version);
       const body = req.body as { id?: unknown; method?: unknown; params?: unknown } | undefined;
       const rpcId = typeof body === "object" && body !== null && (typeof body.id === "string" || typeof body.id === "number") ? body.id : null;
       try {
@@ -180,7 +179,7 @@ export const a2aRoutes: RouteModule = (runtime) => {
   const bodyErrors: ErrorRequestHandler = (err, req, res, next) => {
     if (req.method !== "POST" || res.headersSent) return next(err);
     const e = err as { type?: string };
-    const legacy = isLegacy(req.get("a2a-version") || "0.3");
+    const legacy = isLegacyVersion(req.get("a2a-version"));
     if (e?.type === "entity.parse.failed") return res.status(200).json({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Invalid JSON payload" } });
     if (e?.type === "entity.too.large") return reply(res, legacy, null, new AppError("payload_too_large", `The request body is larger than ${MAX_BODY}`));
     if (err instanceof AppError) return reply(res, legacy, null, err);
