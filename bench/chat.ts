@@ -44,7 +44,7 @@ const autocannon = await loadAutocannon();
  * bench/compare.sh; default this checkout), BENCH_SECTION (a label: the run's own section "## Chat (<label>)"),
  * BENCH_SLICES (1: each latency cell measured in that many slices of BENCH_DURATION / BENCH_SLICES,
  * the targets taking turns, so a drift of the machine's speed weighs on every row alike),
- * BENCH_WRITE=0 (print only), BENCH_SKIP_BUILD=1, BENCH_VERBOSE=1. Any error answer fails the run (exit 1)
+ * BENCH_MODES (non-stream,stream: the latency cells' modes), BENCH_WRITE=0 (print only), BENCH_SKIP_BUILD=1, BENCH_VERBOSE=1. Any error answer fails the run (exit 1)
  * after the section is written; it is never counted as throughput.
  *
  * BENCH_TARGETS=issue21 (a named set: gw-b, gw-b<N>, gw-b-cont, gw-b<N>-cont, gw-b-toolrt and the Portkey and
@@ -69,6 +69,11 @@ const STREAMS = Number(process.env.BENCH_STREAMS ?? 1000);
 const TURNS = Number(process.env.BENCH_TURNS ?? 10);
 /** Each latency cell is measured in this many slices, the targets taking turns (BENCH_DURATION in all). */
 const SLICES = Number(process.env.BENCH_SLICES ?? 1);
+/** The latency cells' modes (BENCH_MODES: non-stream,stream): one alone, to profile it. */
+const MODES = String(process.env.BENCH_MODES ?? "non-stream,stream")
+  .split(",")
+  .flatMap((m) => (m === "non-stream" ? [false] : m === "stream" ? [true] : []));
+if (MODES.length === 0) throw new Error("BENCH_MODES must name non-stream, stream or both");
 if (!Number.isInteger(SLICES) || SLICES < 1 || DURATION / SLICES < 1) throw new Error("BENCH_SLICES must be an integer ≥ 1, with BENCH_DURATION / BENCH_SLICES ≥ 1 s");
 if (!Number.isInteger(TURNS) || TURNS < 2) throw new Error("BENCH_TURNS must be an integer ≥ 2 (turn 1 opens the thread, the others continue it)");
 /** The tools round trip is measured at these connection counts only (of BENCH_CONNECTIONS). */
@@ -465,7 +470,7 @@ await main(async () => {
       const sliced = new Map<string, Cell[]>(); // the same keys: each slice's own cell, in the order measured
       const rows: string[] = [];
       for (const connections of LEVELS) {
-        for (const stream of [false, true]) {
+        for (const stream of MODES) {
           const cell = new Map<string, Cell>();
           const here = targets.filter((t) => !t.levels || t.levels.includes(connections));
           if (WARMUP > 0) for (const t of here) await load(t, stream, WARMUP, connections, false);
