@@ -160,6 +160,42 @@ describe("A2A JSON-RPC semantics", () => {
     await app.runtime.pool.query("update threads set busy_until = null where id = $1", [task.contextId]);
   });
 
+  it("CancelTask on another instance stops the chat turn where it runs, every hold back; a turn no instance runs is refused, not waited on for ever", async () => {
+    // An account of its own: the balance moves only with this test's turns.
+    const own = await createAccount(app.url, app.operatorToken, "a2a-cancel", "10");
+    const agent = (await gql(app.url, own.adminToken, `mutation { createAgent(input: { name: "cancel" }) { id } }`)).data!.createAgent.id;
+    const key = await newKey(own.adminToken, agent);
+    const before = await balanceMicros(app.url, own.adminToken);
+    const hanging = await rpc(app.url, agent, key, "SendMessage", { ...message("#hang"), configuration: { returnImmediately: true } });
+    const task = hanging.body.result.task;
+    expect(task.status.state).toBe("TASK_STATE_WORKING");
+    // Asked of the instance that does not run it (behind a load balancer, half the calls).
+    const canceled = await rpc(other.url, agent, key, "CancelTask", { id: task.id });
+    expect(canceled.body.result?.status.state, JSON.stringify(canceled.body)).toBe("TASK_STATE_CANCELED");
+    expect((await rpc(app.url, agent, key, "GetTask", { id: task.id })).body.result.status.state).toBe("TASK_STATE_CANCELED");
+    // Nothing was answered: the hold is back whole, and the thread takes the next turn.
+    expect(await balanceMicros(app.url, own.adminToken)).toBe(before);
+    const next = await rpc(other.url, agent, key, "SendMessage", message("after", { contextId: task.contextId }));
+    expect(next.body.result.task.status.state).toBe("TASK_STATE_COMPLETED");
+
+    // Working on a thread whose lease is held, but run by no instance (its instance died just now).
+    const lost = await rpc(app.url, agent, key, "SendMessage", message("a thread for the lost turn"));
+    const thread = lost.body.result.task.contextId;
+    await app.runtime.pool.query(
+      `insert into a2a_tasks (id, account_id, agent_id, context_id, kind, state, request, created_at, updated_at)
+       values ('tsk_lost_turn', $1, $2, $3, 'chat', 'working', '{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]}', now(), now())`,
+      [own.accountId, agent, thread],
+    );
+    await app.runtime.pool.query("update threads set busy_until = now() + interval '1 minute' where id = $1", [thread]);
+    try {
+      const refused = await rpc(other.url, agent, key, "CancelTask", { id: "tsk_lost_turn" });
+      expect(refused.body.error.code).toBe(-32002); // TaskNotCancelableError
+      expect(refused.body.error.message).toMatch(/no running instance/);
+    } finally {
+      await app.runtime.pool.query("update threads set busy_until = null where id = $1", [thread]);
+    }
+  }, 30_000);
+
   it("a chat task's end commits with its turn's finish: completed with the answer at once on either instance; a failed or refused finish still ends the task", async () => {
     const stored = async (id: string) => (await app.runtime.pool.query<{ state: string; answer: string | null; error: string | null }>("select state, answer, error from a2a_tasks where id = $1", [id])).rows[0]!;
     const poll = async (id: string) => {

@@ -10,7 +10,7 @@ import { checkModelOptions } from "../providers/index.js";
 import type { KeyPrincipal } from "../keys/auth.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { chatContent, storedRequest } from "./mapping.js";
-import { chatTaskRecord, chatTaskRow, endChatTask, finishTurnWithTask, insertWorkingChatTask, openTurnWithTask, type ChatTaskEnd, type ChatTaskRecord, type TaskRow } from "./store.js";
+import { A2A_CANCEL_CHANNEL, chatTaskRecord, chatTaskRow, endChatTask, finishTurnWithTask, insertWorkingChatTask, openTurnWithTask, requestChatCancel, type ChatTaskEnd, type ChatTaskRecord, type TaskRow } from "./store.js";
 import { StreamedTaskRecord } from "./streamed-task-record.js";
 import { clientContext, ownContext, recordClientContext } from "./contexts.js";
 
@@ -67,14 +67,34 @@ export interface StartedChatTask {
  */
 export type TaskRecordTiming = "open" | "finish" | "alongside";
 
-/** Turns in flight in this process, so CancelTask can stop them. */
-const running = new Map<string, AbortController>();
+/** Turns in flight on each instance (its runtime), so CancelTask can stop them. */
+const runningOn = new WeakMap<Runtime, Map<string, AbortController>>();
+const turnsOf = (runtime: Runtime) => {
+  let turns = runningOn.get(runtime);
+  if (!turns) runningOn.set(runtime, (turns = new Map()));
+  return turns;
+};
 
-export function cancelLocalChatTask(taskId: string): boolean {
-  const c = running.get(taskId);
+/** Stops the chat turn of `taskId` if this instance runs it; false when it does not. */
+export function cancelLocalChatTask(runtime: Runtime, taskId: string): boolean {
+  const c = runningOn.get(runtime)?.get(taskId);
   if (!c) return false;
   c.abort();
   return true;
+}
+
+/**
+ * Stops the chat turn of `taskId` wherever it runs: here, or on the instance that runs it, told
+ * through NOTIFY (`listenForChatCancels`). Nothing answers for the other instances: the caller
+ * waits for the task's end.
+ */
+export async function cancelChatTask(runtime: Runtime, taskId: string): Promise<void> {
+  if (!cancelLocalChatTask(runtime, taskId)) await requestChatCancel(runtime.pool, taskId);
+}
+
+/** This instance stops its own turns when another asks (once per instance, by the A2A routes). */
+export function listenForChatCancels(runtime: Runtime): void {
+  void runtime.events.subscribe(A2A_CANCEL_CHANNEL, (taskId) => void cancelLocalChatTask(runtime, taskId));
 }
 
 export async function startChatTask(
@@ -184,9 +204,10 @@ export async function startChatTask(
     if (endRow) endRow = { ...endRow, contextId };
   }
   if (hooks.record !== "open") streamed = new StreamedTaskRecord(() => insertWorkingChatTask(runtime.pool, taskRecord(), threadId), hooks.record === "alongside" ? runtime.config.a2a.streamRecordAfterMs : undefined);
+  const turns = turnsOf(runtime);
   const end = async (state: "completed" | "failed" | "canceled", answer: string | null, error: string | null): Promise<TaskRow | undefined> => {
     ending = true;
-    running.delete(taskId);
+    turns.delete(taskId);
     endStoredAs(false); // a finish that settled told its outcome before: this changes nothing then
     if (endWritten) {
       streamed?.written();
@@ -198,7 +219,7 @@ export async function startChatTask(
     streamed?.written();
     return undefined;
   };
-  running.set(taskId, abort);
+  turns.set(taskId, abort);
   const done = turn.then(
     (r) => end(abort.signal.aborted ? "canceled" : "completed", r.content, abort.signal.aborted ? CANCELED : null),
     (err: unknown) => {

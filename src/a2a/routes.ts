@@ -17,6 +17,7 @@ import { appErrorToJsonRpc, envelopeError, internalJsonRpcError, INTERNAL_ERROR,
 import { CALL_STATE, isLegacyVersion, type CallState } from "./call.js";
 import { noteRateLimit, rateLimitHeadersOnWrite } from "./rate-limit-headers.js";
 import { GatewayA2AHandler } from "./handler.js";
+import { listenForChatCancels } from "./chat-task.js";
 import { restBinding } from "./rest.js";
 
 /**
@@ -41,6 +42,8 @@ async function publicAgent(runtime: Runtime, id: string): Promise<PublicAgent> {
 export const a2aRoutes: RouteModule = (runtime) => {
   const router = express.Router();
   const auth = agentKeyAuth(runtime);
+  // CancelTask on another instance reaches the chat turns this one runs.
+  listenForChatCancels(runtime);
 
   const card = (legacyOnly: boolean) => async (req: Request, res: Response) => {
     const agent = await publicAgent(runtime, String(req.params.agentId));

@@ -23,6 +23,15 @@ const Q = sqlNames(InputRequest);
 
 /** Chat task states changes are NOTIFYed here (`{ taskId, accountId, state }`), so every instance's subscribers hear them. */
 export const A2A_TASK_CHANNEL = "a2a_task";
+/** CancelTask asks every instance to stop a chat turn here (the task id), so the one that runs it does. */
+export const A2A_CANCEL_CHANNEL = "a2a_task_cancel";
+
+const REQUEST_CANCEL = statement("a2a-request-cancel", (p) => `select pg_notify('${A2A_CANCEL_CHANNEL}', ${p("taskId")})`);
+
+/** Tells every instance to stop the chat turn of `taskId` (chat-task.ts `listenForChatCancels`). */
+export async function requestChatCancel(db: pg.Pool, taskId: string): Promise<void> {
+  await db.query(REQUEST_CANCEL.with({ taskId }));
+}
 
 export type TaskStateName = "submitted" | "working" | "input-required" | "completed" | "failed" | "canceled";
 export const TERMINAL_STATES: readonly TaskStateName[] = ["completed", "failed", "canceled"];

@@ -5,7 +5,7 @@ import { encodeCursor } from "../graphql/cursor.js";
 import { cancelJob } from "../jobs/control.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { isTerminal, ownTask, rereadTask, type CallState } from "./call.js";
-import { cancelLocalChatTask } from "./chat-task.js";
+import { cancelChatTask } from "./chat-task.js";
 import { followToEnd } from "./follow.js";
 import { stateName, toTask } from "./mapping.js";
 import { checkPageSize, pagePosition } from "./paging.js";
@@ -37,6 +37,9 @@ export async function listTasks(runtime: Runtime, s: CallState, params: ListTask
   };
 }
 
+/** How long CancelTask waits for a chat turn to stop (on any instance) before it says it could not. */
+const CANCEL_WAIT_MS = 10_000;
+
 export async function cancelTask(runtime: Runtime, s: CallState, params: CancelTaskRequest): Promise<Task> {
   const row = await ownTask(runtime, s, params.id);
   if (isTerminal(row)) throw new TaskNotCancelableError(`Task ${row.id} is already ${row.state}`);
@@ -49,9 +52,11 @@ export async function cancelTask(runtime: Runtime, s: CallState, params: CancelT
     }
     return rereadTask(runtime, s, row.id);
   }
-  // A chat turn can be stopped by the instance that runs it.
-  if (!cancelLocalChatTask(row.id)) throw new TaskNotCancelableError(`Task ${row.id} is a chat turn running elsewhere; it cannot be canceled now`);
-  const until = new Date(Date.now() + 30_000);
-  await followToEnd(runtime, s, row, until, new AbortController().signal, () => {});
-  return rereadTask(runtime, s, row.id);
+  // A chat turn is stopped by the instance that runs it: this one, or the one told to.
+  await cancelChatTask(runtime, row.id);
+  await followToEnd(runtime, s, row, new Date(Date.now() + CANCEL_WAIT_MS), new AbortController().signal, () => {});
+  const after = await ownTask(runtime, s, row.id);
+  // No instance stopped it: the one that ran it is gone, and its turn's lease has not run out yet.
+  if (!isTerminal(after)) throw new TaskNotCancelableError(`Task ${row.id} is a chat turn no running instance stopped; it reads as failed once its turn's lease runs out`);
+  return toTask(after);
 }
