@@ -38,7 +38,6 @@ async function publicAgent(runtime: Runtime, id: string): Promise<PublicAgent> {
   return agent;
 }
 
-
 export const a2aRoutes: RouteModule = (runtime) => {
   const router = express.Router();
   const auth = agentKeyAuth(runtime);
