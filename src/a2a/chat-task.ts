@@ -76,7 +76,7 @@ const turnsOf = (runtime: Runtime) => {
 };
 
 /** Stops the chat turn of `taskId` if this instance runs it; false when it does not. */
-export function cancelLocalChatTask(runtime: Runtime, taskId: string): boolean {
+function cancelLocalChatTask(runtime: Runtime, taskId: string): boolean {
   const c = runningOn.get(runtime)?.get(taskId);
   if (!c) return false;
   c.abort();

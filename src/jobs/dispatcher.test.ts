@@ -10,19 +10,27 @@ describe("Dispatcher sweeps on two instances", () => {
   let a: TestApp;
   let b: TestApp;
   const ids: string[] = [];
+  let owner: { accountId: string; agentId: string };
+
+  /** `n` queued jobs of the test's agent, created `createdAt` (SQL), that no workflow was started for. */
+  const queuedJobs = async (n: number, createdAt: string): Promise<string[]> => {
+    const jobIds = Array.from({ length: n }, () => newId("job"));
+    await a.runtime.pool.query(
+      `insert into jobs (id, account_id, agent_id, status, attempts, cost_micros, created_at)
+       select id, $2, $3, 'queued', 0, 0, ${createdAt} from unnest($1::text[]) as id`,
+      [jobIds, owner.accountId, owner.agentId],
+    );
+    return jobIds;
+  };
 
   beforeAll(async () => {
     a = await startTestApp();
     b = await startTestApp({ databaseUrl: a.databaseUrl, taskQueue: a.config.temporal.taskQueue, operatorToken: a.operatorToken, secretEncryptionKey: a.config.secretEncryptionKey.toString("base64") });
     const { adminToken, accountId } = await createAccount(a.url, a.operatorToken, "sweep");
     const agentId = await createAgent(a.url, adminToken, { name: "s", script: "export default async function run() { return 1; }" });
+    owner = { accountId, agentId };
     // A backlog as a Temporal outage leaves it: committed jobs that no workflow was started for.
-    for (let i = 0; i < 60; i++) ids.push(newId("job"));
-    await a.runtime.pool.query(
-      `insert into jobs (id, account_id, agent_id, status, attempts, cost_micros, created_at)
-       select id, $2, $3, 'queued', 0, 0, now() - interval '1 minute' from unnest($1::text[]) as id`,
-      [ids, accountId, agentId],
-    );
+    ids.push(...(await queuedJobs(60, "now() - interval '1 minute'")));
   });
   afterAll(async () => {
     await b?.close();
@@ -44,13 +52,7 @@ describe("Dispatcher sweeps on two instances", () => {
   it("share it in small batches claimed ahead of the lanes: every job once in total, none twice, none left", async () => {
     // Batches of 7 with 4 lanes: each pass claims its next batch while its lanes start the last
     // rows of the one before, on both instances at once, so the two race for every batch.
-    const more: string[] = Array.from({ length: 90 }, () => newId("job"));
-    const { rows: tmpl } = await a.runtime.pool.query<{ account_id: string; agent_id: string }>("select account_id, agent_id from jobs where id = $1", [ids[0]]);
-    await a.runtime.pool.query(
-      `insert into jobs (id, account_id, agent_id, status, attempts, cost_micros, created_at)
-       select id, $2, $3, 'queued', 0, 0, now() + interval '1 hour' from unnest($1::text[]) as id`,
-      [more, tmpl[0]!.account_id, tmpl[0]!.agent_id],
-    );
+    const more = await queuedJobs(90, "now() + interval '1 hour'");
     // Created "in an hour": the apps' own dispatchers (which sweep jobs older than 3 s) leave them
     // alone, so the two passes below are the only ones that start them and their counts add up.
     const own = { concurrency: 4, sweepBatch: 7, sweepAfterMs: -2 * 3600_000 };
@@ -74,13 +76,8 @@ describe("Dispatcher sweeps on two instances", () => {
     expect(await new Dispatcher(a.runtime, own).sweep()).toBe(0);
   });
   it("a pass returns only once every start it made is marked, a timer's flush still on the wire included", async () => {
-    const late: string[] = Array.from({ length: 12 }, () => newId("job"));
-    const { rows: tmpl } = await a.runtime.pool.query<{ account_id: string; agent_id: string }>("select account_id, agent_id from jobs where id = $1", [ids[0]]);
-    await a.runtime.pool.query(
-      `insert into jobs (id, account_id, agent_id, status, attempts, cost_micros, created_at)
-       select id, $2, $3, 'queued', 0, 0, now() + interval '1 hour' from unnest($1::text[]) as id`,
-      [late, tmpl[0]!.account_id, tmpl[0]!.agent_id],
-    );
+    // Created "in an hour", as above: only this test's pass starts them.
+    const late = await queuedJobs(12, "now() + interval '1 hour'");
     // The first mark update (the 20 ms timer's, sent mid-pass) is held on the wire for 800 ms, so
     // the pass's own final flush is answered first: the pass must still wait for the held one.
     const pool = a.runtime.pool;
