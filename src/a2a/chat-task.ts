@@ -10,7 +10,8 @@ import { checkModelOptions } from "../providers/index.js";
 import type { KeyPrincipal } from "../keys/auth.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { chatContent, storedRequest } from "./mapping.js";
-import { A2A_CANCEL_CHANNEL, chatTaskRecord, chatTaskRow, endChatTask, finishTurnWithTask, insertWorkingChatTask, openTurnWithTask, requestChatCancel, type ChatTaskEnd, type ChatTaskRecord, type TaskRow } from "./store.js";
+import { A2A_CANCEL_CHANNEL, chatTaskRecord, chatTaskRow, endChatTask, finishTurnWithTask, insertWorkingChatTask, openTurnWithTask, requestChatCancel, type ChatTaskEnd, type ChatTaskRecord } from "./chat-task-store.js";
+import type { TaskRow } from "./store.js";
 import { StreamedTaskRecord } from "./streamed-task-record.js";
 import { clientContext, ownContext, recordClientContext } from "./contexts.js";
 
@@ -20,7 +21,7 @@ const CANCELED = "Canceled by the client";
  * A chat agent's A2A message is a chat turn on the context's thread, through the chat API's own
  * engine (validation, rate limit, hold, thread lease, billing, stored messages). A refused turn
  * (402, 429, thread_busy) is an error and no task. The task's record is written when its id is
- * about to leave (store.ts): an answered turn's end in the turn's own finish statement (one
+ * about to leave (chat-task-store.ts): an answered turn's end in the turn's own finish statement (one
  * durable commit for both), a failed turn's alone.
  */
 

@@ -1,7 +1,8 @@
 import { waitForJob } from "../jobs/wait.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { isTerminal, type CallState } from "./call.js";
-import { A2A_TASK_CHANNEL, findTask, followTask, INPUT_REQUIRED, type TaskRow } from "./store.js";
+import { A2A_TASK_CHANNEL, followTask } from "./chat-task-store.js";
+import { findTask, INPUT_REQUIRED, type TaskRow } from "./store.js";
 
 const CHAT_POLL_MS = 5_000;
 

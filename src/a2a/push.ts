@@ -58,7 +58,7 @@ function headerPart(v: unknown, param: string, shape = HEADER_VALUE): string {
 /**
  * Keeps a push config of a task, its URL held to the egress rules (`param` names the field), and
  * records the event of the state the task is already in, in one statement with the config (a task
- * that moved on before its config was stored still notifies it; store.ts `insertPushConfig`).
+ * that moved on before its config was stored still notifies it; push-config-store.ts `insertPushConfig`).
  * A task keeps at most `A2A_PUSH_CONFIGS_PER_TASK` configs: each one is an outbound target.
  */
 export async function addPushConfig(runtime: Runtime, accountId: string, task: TaskRow, c: Pick<TaskPushNotificationConfig, "id" | "url" | "token" | "authentication">, param: string): Promise<string> {

@@ -5,7 +5,7 @@ import { sqlNames } from "../db/names.js";
 
 /**
  * A chat task's end, when its record was written before it (a non-blocking send, a stream whose id
- * left early: a2a/store.ts), changes the state, answer, error, updated_at and followed columns.
+ * left early: a2a/chat-task-store.ts), changes the state, answer, error, updated_at and followed columns.
  * One index takes one of them: ListTasks' (agent_id, updated_at, id), which serves its pages in
  * keyset order (a2a.list.test.ts); no other index may, so such an end writes one entry in it and
  * in the indexes of the row's new version, and a blocking send's task (inserted already ended)

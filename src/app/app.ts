@@ -1,7 +1,7 @@
 import type { ApiServer } from "../http/server.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { RunningWorker } from "../temporal/worker.js";
-import { TURN_RECLAIM_WITH_TASKS } from "../a2a/store.js";
+import { TURN_RECLAIM_WITH_TASKS } from "../a2a/chat-task-store.js";
 import { startApi } from "./api.js";
 
 /**
