@@ -34,7 +34,7 @@ export async function requestChatCancel(db: pg.Pool, taskId: string): Promise<vo
  * - by the turn's open, synchronously committed, when the id leaves right after the open (a
  *   non-blocking send, and any send with a push config, which refers to the record): `openTurnWithTask`;
  * - by the turn's finish, already ended, when the id leaves with the end (a blocking send, and a
- *   stream whose answer came before the id had to leave): `finishTurnWithNewTask`;
+ *   stream whose answer came before the id had to leave): `finishTurnWithTask` (not written before);
  * - on its own, synchronously committed, when a stream's id must leave before the end (text came,
  *   or the upstream is slow): `insertWorkingChatTask`; the finish then ends it (`finishTurnWithTask`).
  * So the common turn writes one row in a statement it makes anyway: no CTE in the open, no update
