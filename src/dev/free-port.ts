@@ -1,7 +1,43 @@
+import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 
-/** Asks the OS for a free TCP port on `host`. */
-export function freePort(host = "127.0.0.1"): Promise<number> {
+/** The lowest port chosen, above the registered services' usual ports. */
+const LOWEST = 10_000;
+
+/** Where the OS's ephemeral range starts: Linux says; 32768 is Linux's default and below every other OS's. */
+function ephemeralStart(): number {
+  try {
+    const first = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
+    return Number.isInteger(first) && first > 0 ? first : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/** Ports this process has handed out already, so two calls never return the same one. */
+const handedOut = new Set<number>();
+
+/**
+ * A free TCP port on `host`, chosen below the OS's ephemeral range. Callers bind it later (a
+ * server started seconds afterwards, a child process's flag), and a port the OS assigned with
+ * `listen(0)` can be taken in between: the kernel hands ephemeral ports to every outgoing
+ * connection and every other `listen(0)`, and Temporal's dev server picks its internal ports that
+ * way. A port below the range is only ever taken by someone asking for it by number.
+ * `below`: a bound of the caller's own (Temporal keeps membership ports in a smallint).
+ */
+export async function freePort(host = "127.0.0.1", options: { below?: number } = {}): Promise<number> {
+  const highest = Math.min(ephemeralStart(), options.below ?? Infinity) - 1;
+  if (highest - LOWEST < 1_000) return osAssignedPort(host);
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = LOWEST + Math.floor(Math.random() * (highest - LOWEST + 1));
+    if (handedOut.has(port) || (await portProblem(host, port)) !== undefined) continue;
+    handedOut.add(port);
+    return port;
+  }
+  return osAssignedPort(host);
+}
+
+function osAssignedPort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();

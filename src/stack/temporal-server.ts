@@ -1,7 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createServer } from "node:net";
 import pg from "pg";
 import { Connection } from "@temporalio/client";
 import { msToTs } from "@temporalio/common/lib/time.js";
@@ -79,25 +78,10 @@ export interface TemporalPorts {
   membership: [number, number, number, number];
 }
 
-/** A free port below 32768: Temporal stores membership ports in a PostgreSQL smallint. */
-async function freeLowPort(): Promise<number> {
-  for (;;) {
-    const candidate = 10_000 + Math.floor(Math.random() * 22_000);
-    if (await canListen(candidate)) return candidate;
-  }
-}
-
-function canListen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once("error", () => resolve(false));
-    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
-  });
-}
-
 export async function allocateTemporalPorts(): Promise<TemporalPorts> {
   const p = () => freePort();
-  const low = () => freeLowPort();
+  // Temporal stores membership ports in a PostgreSQL smallint.
+  const low = () => freePort("127.0.0.1", { below: 32_768 });
   return {
     frontend: await p(),
     frontendHttp: await p(),
