@@ -149,4 +149,31 @@ describe("A2A chat tasks that outlive the wait or lose their turn", () => {
     expect(await balance()).toBe(before);
     expect(await unreleasedHolds(app.runtime.pool, accountId)).toEqual([]);
   });
+  it("an agent deleted while its turns wait upstream (a blocking send, a stream, a non-blocking send): each fails, no task of the agent is left, every hold comes back", async () => {
+    const gone = (await gql(app.url, admin, `mutation { createAgent(input: { name: "deleted mid-turn" }) { id } }`)).data!.createAgent.id as string;
+    const goneKey = (await gql(app.url, admin, `mutation($a: ID!) { createApiKey(agentId: $a, name: "k") { key } }`, { a: gone })).data!.createApiKey.key as string;
+    const before = await balance();
+    const call = (method: string, configuration: Record<string, unknown>) =>
+      fetch(`${app.url}/api/a2a/${gone}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${goneKey}`, "A2A-Version": "1.0" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: { message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text: "about to go" }] }, configuration } }),
+      }).then(async (r) => ({ status: r.status, body: await r.text() }));
+    gate.hold();
+    const calls = [call("SendMessage", {}), call("SendStreamingMessage", {}), call("SendMessage", { returnImmediately: true })];
+    await waitUntil(() => gate.arrived >= 3, 30_000, "the three turns at the upstream");
+    const tasks = () => app.runtime.pool.query("select id, state from a2a_tasks where agent_id = $1", [gone]);
+    expect((await gql(app.url, admin, `mutation($id: ID!) { deleteAgent(id: $id) }`, { id: gone })).data).toEqual({ deleteAgent: true });
+    expect((await tasks()).rows).toEqual([]);
+    gate.release();
+    for (const r of await Promise.all(calls)) {
+      expect(r.status).toBeLessThan(500);
+      expect(r.body).not.toContain("COMPLETED");
+    }
+    // Each turn's end, written alone once its finish found the thread gone, finds the agent gone too.
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await tasks()).rows).toEqual([]);
+    expect(await balance()).toBe(before);
+    expect(await unreleasedHolds(app.runtime.pool, accountId)).toEqual([]);
+  });
 });

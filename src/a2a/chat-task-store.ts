@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { A2aTask } from "../db/schema.js";
+import { A2aTask, Agent } from "../db/schema.js";
 import { sqlNames } from "../db/names.js";
 import { statement, type Param } from "../db/statement.js";
 import { finishTurnsStatement, finishTurnStatement, turnsArray, type TurnFinishWith } from "../threads/finish.js";
@@ -15,6 +15,14 @@ import { INTERRUPTED_ERROR, type TaskRow, type TaskStateName } from "./store.js"
  */
 
 const T = sqlNames(A2aTask);
+const A = sqlNames(Agent);
+
+/**
+ * The agent's row, locked against its delete until the statement commits, in the writes of a task
+ * outside its turn's statements: the key check the column does not make (db/schema/a2a.ts), so no
+ * task outlives its agent. A turn's open and finish need none (the turn's thread goes with the agent).
+ */
+const agentKept = (p: Param) => `exists (select 1 from ${A.table} where ${A.id} = ${p("agentId")}::varchar for key share)`;
 
 /** Chat task states changes are NOTIFYed here (`{ taskId, accountId, state }`), so every instance's subscribers hear them. */
 export const A2A_TASK_CHANNEL = "a2a_task";
@@ -79,7 +87,7 @@ export function openTurnWithTask(r: ChatTaskRecord): TurnOpenWith {
 
 const INSERT_WORKING_TASK = statement(
   "a2a-insert-working-task",
-  (p) => `insert into ${T.table} (${TASK_COLUMNS}) values (${taskValues(p, "'working'", "null", "null", `${p("taskStartedAt")}::timestamptz`)})`,
+  (p) => `insert into ${T.table} (${TASK_COLUMNS}) select ${taskValues(p, "'working'", "null", "null", `${p("taskStartedAt")}::timestamptz`)} where ${agentKept(p)}`,
 );
 
 /**
@@ -144,7 +152,7 @@ export const TURN_RECLAIM_WITH_TASKS = reclaimStatements({
  */
 const END_TASK_ALONE = statement(
   "a2a-end-chat-task",
-  (p) => `with ${taskEndCtes(`insert into ${T.table} (${TASK_COLUMNS}) values (${taskValues(p, p("taskState"), p("taskAnswer"), p("taskError"), `${p("taskEndedAt")}::timestamptz`)})
+  (p) => `with ${taskEndCtes(`insert into ${T.table} (${TASK_COLUMNS}) select ${taskValues(p, p("taskState"), p("taskAnswer"), p("taskError"), `${p("taskEndedAt")}::timestamptz`)} where ${agentKept(p)}
                 on conflict (${T.id}) do update set ${T.state} = excluded.${T.state}, ${T.answer} = excluded.${T.answer}, ${T.error} = excluded.${T.error}, ${T.updatedAt} = excluded.${T.updatedAt}
                 where ${T.table}.${T.state} = 'working'`)} select ${TASK_END_NOTIFIED}`,
 );

@@ -76,12 +76,14 @@ const JOB_STATE = `case when j.${J.status} = 'queued' then 'submitted' when j.${
  * statement sees them; a repeated message id finds the record already there. A transition of the
  * job that came first left a stub (outbound/store.ts `jobTaskCte`), completed here: its state and
  * time, the later ones, stay. A transition meanwhile updates this row (its ON CONFLICT waits for it).
+ * The job's row is locked against its delete (its agent's takes it) until this commits: the agent's
+ * delete trigger then finds the task (the agent is a column, not a key: db/schema/a2a.ts).
  */
 export async function insertJobTask(db: pg.Pool, t: { jobId: string; accountId: string; agentId: string; contextId: string; request: Record<string, unknown> }): Promise<void> {
   await db.query(
     `insert into ${T.table} as t (${T.id}, ${T.account}, ${T.agent}, ${T.contextId}, ${T.kind}, ${T.state}, ${T.request}, ${T.createdAt}, ${T.updatedAt})
      select $1::text, $2::text, $3::text, $4::text, 'job', ${JOB_STATE}, $5::jsonb, now(), coalesce(j.${J.finishedAt}, j.${J.startedAt}, j.${J.createdAt})
-       from ${J.table} j where j.${J.id} = $1::text
+       from ${J.table} j where j.${J.id} = $1::text for key share
      on conflict (${T.id}) do update set ${T.contextId} = excluded.${T.contextId}, ${T.request} = excluded.${T.request} where t.${T.contextId} = ''`,
     [t.jobId, t.accountId, t.agentId, t.contextId, JSON.stringify(t.request)],
   );

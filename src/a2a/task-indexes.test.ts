@@ -27,11 +27,13 @@ describe("a2a_tasks indexes", () => {
     expect(rows.filter((r) => r.index === "a2a_tasks_agent_updated_idx").map((r) => r.column).sort()).toEqual([T.agent, T.id, T.updatedAt].sort());
   });
 
-  it("the lookups by agent (the reclaim's, the cascade from agents) go through ListTasks' index: no index of the agent alone doubles it, and none of the account (a column, not a key)", async () => {
+  it("the lookups by agent (the reclaim's, the agents' delete trigger) go through ListTasks' index: no index of the agent alone doubles it, no key is checked on insert, and none of the account (columns, not keys)", async () => {
     const { rows } = await db().query<{ index: string }>(`select indexrelid::regclass::text as index from pg_index where indrelid = $1::regclass order by 1`, [T.table]);
     expect(rows.map((r) => r.index)).toEqual(["a2a_tasks_agent_updated_idx", "a2a_tasks_pkey"]);
     const keys = await db().query<{ target: string }>(`select confrelid::regclass::text as target from pg_constraint where conrelid = $1::regclass and contype = 'f'`, [T.table]);
-    expect(keys.rows.map((r) => r.target)).toEqual(["agents"]);
+    expect(keys.rows.map((r) => r.target)).toEqual([]);
+    const triggers = await db().query<{ name: string }>(`select tgname as name from pg_trigger where tgrelid = 'agents'::regclass and not tgisinternal`);
+    expect(triggers.rows.map((r) => r.name)).toEqual(["delete_a2a_tasks"]);
     await db().query("begin");
     try {
       // The table is empty here: without this the planner reads it whole, whatever the indexes.

@@ -21,9 +21,13 @@ export const A2aTask = defineEntity({
     // cascade from accounts). Every task's insert checks one key fewer and writes one index entry
     // fewer; reads always name the agent too.
     account: () => p.manyToOne(Account).createForeignKeyConstraint(false),
-    // No index of its own: a2a_tasks_agent_updated_idx leads with it (lookups by agent, the
-    // cascade from agents), and every task's insert writes one index entry fewer.
-    agent: () => p.manyToOne(Agent).deleteRule("cascade"),
+    // Not a constraint either: its key check locks the agent's row (a WAL record) in every
+    // task's insert, a blocking send's finish statement among them. The agent's delete trigger
+    // (agents.ts) deletes its tasks. A finish writes a task only while its turn holds the thread,
+    // whose row goes with the agent (before that trigger runs), so none comes after it; another
+    // insert racing the delete could leave a row of no agent, which nothing reads: every read
+    // names the agent. No index of its own: a2a_tasks_agent_updated_idx leads with it.
+    agent: () => p.manyToOne(Agent).createForeignKeyConstraint(false),
     contextId: p.string().length(255),
     /** `chat` (a turn on thread `contextId`) or `job` (the job with this id). */
     kind: p.string().length(10),

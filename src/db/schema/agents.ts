@@ -26,6 +26,9 @@ export const Agent = defineEntity({
     updatedAt: p.datetime().onCreate(now).onUpdate(now),
   },
   indexes: [{ properties: ["account", "createdAt"] }],
+  // An A2A task keeps its agent as a column, not a constraint (a2a.ts): its rows go with the
+  // agent here, whatever deletes it (deleteAgent, an operator's delete of the account).
+  triggers: [{ name: "delete_a2a_tasks", timing: "after", events: ["delete"], forEach: "row", body: "delete from a2a_tasks where agent_id = old.id; return null;" }],
 });
 export type IAgent = InferEntity<typeof Agent>;
 
