@@ -9,6 +9,7 @@ import { newId } from "../infra/ids.js";
 import { checkModelOptions } from "../providers/index.js";
 import type { KeyPrincipal } from "../keys/auth.js";
 import type { Runtime } from "../runtime/runtime.js";
+import { perRuntime } from "../runtime/per-runtime.js";
 import { chatContent, storedRequest } from "./mapping.js";
 import { A2A_CANCEL_CHANNEL, chatTaskRecord, chatTaskRow, endChatTask, finishTurnWithTask, insertWorkingChatTask, openTurnWithTask, requestChatCancel, type ChatTaskEnd, type ChatTaskRecord } from "./chat-task-store.js";
 import type { TaskRow } from "./store.js";
@@ -69,16 +70,11 @@ export interface StartedChatTask {
 export type TaskRecordTiming = "open" | "finish" | "alongside";
 
 /** Turns in flight on each instance (its runtime), so CancelTask can stop them. */
-const runningOn = new WeakMap<Runtime, Map<string, AbortController>>();
-const turnsOf = (runtime: Runtime) => {
-  let turns = runningOn.get(runtime);
-  if (!turns) runningOn.set(runtime, (turns = new Map()));
-  return turns;
-};
+const turnsOf = perRuntime(() => new Map<string, AbortController>());
 
 /** Stops the chat turn of `taskId` if this instance runs it; false when it does not. */
 function cancelLocalChatTask(runtime: Runtime, taskId: string): boolean {
-  const c = runningOn.get(runtime)?.get(taskId);
+  const c = turnsOf.peek(runtime)?.get(taskId);
   if (!c) return false;
   c.abort();
   return true;

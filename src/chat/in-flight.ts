@@ -1,6 +1,6 @@
 import { AppError } from "../errors/app-error.js";
 import { ClientAborted } from "../providers/index.js";
-import type { Runtime } from "../runtime/runtime.js";
+import { perRuntime } from "../runtime/per-runtime.js";
 
 /** Why a turn was refused or cut by a graceful stop (A2A's failed task says it too). */
 export const SHUTTING_DOWN = "The server is shutting down; nothing was charged for what was not answered, retry the request";
@@ -68,13 +68,7 @@ export class InFlightTurns {
 }
 
 /** The turns of one API instance, whichever surface runs them (chat, Responses, A2A, MCP): one `cut` settles them all. */
-const perRuntime = new WeakMap<Runtime, InFlightTurns>();
-
-export function inFlightTurns(runtime: Runtime): InFlightTurns {
-  let turns = perRuntime.get(runtime);
-  if (!turns) perRuntime.set(runtime, (turns = new InFlightTurns()));
-  return turns;
-}
+export const inFlightTurns = perRuntime(() => new InFlightTurns());
 
 /** Whether `err` is the error of a turn refused or cut by a graceful stop. */
 export const isShutdownCut = (err: unknown): boolean => err instanceof AppError && cutErrors.has(err);

@@ -1,6 +1,7 @@
 import { Repeater } from "@graphql-yoga/subscription";
 import { getJob, JOB_STATUS, jobEventsSince, type JobStatusEvent, type JobStatusNotice } from "./store.js";
 import type { Runtime } from "../runtime/runtime.js";
+import { perRuntime } from "../runtime/per-runtime.js";
 import { SubscriberIndex, type EventMatch } from "./event-index.js";
 
 /**
@@ -10,14 +11,9 @@ import { SubscriberIndex, type EventMatch } from "./event-index.js";
  * Subscribers are indexed by account and job (event-index.ts): an event is matched only against
  * its own account's subscribers.
  */
-const hubs = new WeakMap<Runtime, SubscriberIndex>();
-
-function hub(runtime: Runtime): SubscriberIndex {
-  let h = hubs.get(runtime);
-  if (!h) {
-    const created = new SubscriberIndex();
-    h = created;
-    hubs.set(runtime, created);
+const hub = perRuntime(
+  () => new SubscriberIndex(),
+  (created, runtime) => {
     void runtime.events
       .subscribe(JOB_STATUS, (payload) => {
         let notice: JobStatusNotice;
@@ -43,9 +39,8 @@ function hub(runtime: Runtime): SubscriberIndex {
         .then((events) => events.forEach((e) => created.publish(e)))
         .catch((err) => runtime.log.warn({ err }, "could not replay job status events after a reconnect"));
     });
-  }
-  return h;
-}
+  },
+);
 
 /** Starts listening now, so events are not missed between a mutation and a first subscriber. */
 export function ensureJobEvents(runtime: Runtime): void {

@@ -1,6 +1,7 @@
 import { loadAgentSecrets } from "../agents/secrets.js";
-import { createEgress, type Egress } from "../egress/fetch.js";
+import { createEgress } from "../egress/fetch.js";
 import type { Runtime } from "../runtime/runtime.js";
+import { perRuntime } from "../runtime/per-runtime.js";
 import { sandboxPool, ScriptError } from "../sandbox/index.js";
 import type { AskHandler } from "./ask.js";
 import { Journal } from "./journal.js";
@@ -11,10 +12,8 @@ import { ScriptHost, type Execution, type RunJob } from "./script-host.js";
 
 export type { Execution, ToolUse } from "./script-host.js";
 
-
-
 /** One HTTPS client per runtime (it holds the configured CA bundle). */
-const egressOf = new WeakMap<Runtime, Egress>();
+const egressOf = perRuntime((runtime) => createEgress(runtime.config.egress));
 
 export function newExecution(): Execution {
   return { result: null, threadId: null, costMicros: 0, logs: [], modelCalls: [], toolsUsed: [] };
@@ -34,8 +33,7 @@ export async function executeAgent(
   signal?: AbortSignal,
   ask?: AskHandler,
 ): Promise<Redactor> {
-  let egress = egressOf.get(runtime);
-  if (!egress) egressOf.set(runtime, (egress = createEgress(runtime.config.egress)));
+  const egress = egressOf(runtime);
   if (!agent.script) {
     // The model call is a journaled step like ctx.chat: a retry after a crash does not pay twice.
     const journal = new Journal(runtime.pool, job.id);

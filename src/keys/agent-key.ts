@@ -1,5 +1,6 @@
 import type { Request } from "express";
 import type { Runtime } from "../runtime/runtime.js";
+import { perRuntime } from "../runtime/per-runtime.js";
 import { KeyAuthenticator, type KeyPrincipal } from "./auth.js";
 import { keyOfAnotherAgent } from "./refusal.js";
 
@@ -12,15 +13,10 @@ import { keyOfAnotherAgent } from "./refusal.js";
  */
 export type AgentKeyAuth = (req: Request, agentId: string, options?: { fresh?: boolean }) => Promise<KeyPrincipal>;
 
-const byRuntime = new WeakMap<Runtime, KeyAuthenticator>();
+const authenticatorOf = perRuntime((runtime) => new KeyAuthenticator(runtime));
 
 export function agentKeyAuth(runtime: Runtime): AgentKeyAuth {
-  let keys = byRuntime.get(runtime);
-  if (!keys) {
-    keys = new KeyAuthenticator(runtime);
-    byRuntime.set(runtime, keys);
-  }
-  const authenticator = keys;
+  const authenticator = authenticatorOf(runtime);
   return async (req, agentId, options = {}) => {
     const principal = await authenticator.authenticate(req.get("authorization"), req.get("x-api-key"), { ...options, oauth: true });
     if (principal.agent.id !== agentId) throw keyOfAnotherAgent();

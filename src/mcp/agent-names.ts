@@ -1,5 +1,6 @@
 import { findAgent } from "../agents/service.js";
 import type { Runtime } from "../runtime/runtime.js";
+import { perRuntime } from "../runtime/per-runtime.js";
 
 /**
  * Agent names for the MCP servers' titles and descriptions, cached briefly per process: a name
@@ -8,11 +9,10 @@ import type { Runtime } from "../runtime/runtime.js";
  */
 const TTL_MS = 10_000;
 const MAX_ENTRIES = 10_000;
-const byRuntime = new WeakMap<Runtime, Map<string, { name: string; at: number }>>();
+const namesOf = perRuntime(() => new Map<string, { name: string; at: number }>());
 
 export async function agentName(runtime: Runtime, accountId: string, agentId: string): Promise<string | undefined> {
-  let names = byRuntime.get(runtime);
-  if (!names) byRuntime.set(runtime, (names = new Map()));
+  const names = namesOf(runtime);
   const hit = names.get(agentId);
   if (hit && Date.now() - hit.at < TTL_MS) return hit.name;
   const agent = await findAgent(runtime.orm.em.fork(), accountId, agentId);

@@ -2,6 +2,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { InitializeRequestSchema, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import type { Runtime } from "../runtime/runtime.js";
+import { perRuntime } from "../runtime/per-runtime.js";
 import { callerOf } from "./auth.js";
 import { chatTool } from "./chat-tool.js";
 import { jobTools } from "./job-tools.js";
@@ -81,12 +82,11 @@ function agentMcpServer(runtime: Runtime, profile: AgentProfile): McpServer {
  */
 const MAX_IDLE = 16;
 const MAX_PROFILES = 1_000;
-const idleByRuntime = new WeakMap<Runtime, Map<string, McpServer[]>>();
+const idleOf = perRuntime(() => new Map<string, McpServer[]>());
 
 /** A server of the profile for one request; `release` closes it (aborting its tool calls in flight) and keeps it for a later one. */
 export function leaseAgentMcpServer(runtime: Runtime, profile: AgentProfile): { server: McpServer; release: () => void } {
-  let idle = idleByRuntime.get(runtime);
-  if (!idle) idleByRuntime.set(runtime, (idle = new Map()));
+  const idle = idleOf(runtime);
   const key = `${profile.automation ? "automation" : "chat"}:${profile.name}`;
   const server = idle.get(key)?.pop() ?? agentMcpServer(runtime, profile);
   let released = false;
@@ -112,11 +112,10 @@ export function leaseAgentMcpServer(runtime: Runtime, profile: AgentProfile): { 
  * idle pool: past MAX_PROFILES profiles the map starts over; a forgotten server still answers the
  * requests it has (their route holds its transport) and is then collected (no timers, no sockets).
  */
-const connectedByRuntime = new WeakMap<Runtime, Map<string, Promise<JsonResponseTransport>>>();
+const connectedOf = perRuntime(() => new Map<string, Promise<JsonResponseTransport>>());
 
 export function chatAgentTransport(runtime: Runtime, name: string): Promise<JsonResponseTransport> {
-  let connected = connectedByRuntime.get(runtime);
-  if (!connected) connectedByRuntime.set(runtime, (connected = new Map()));
+  const connected = connectedOf(runtime);
   const known = connected.get(name);
   if (known) return known;
   if (connected.size >= MAX_PROFILES) connected.clear();

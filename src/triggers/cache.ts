@@ -1,4 +1,5 @@
 import type { Runtime } from "../runtime/runtime.js";
+import { perRuntime } from "../runtime/per-runtime.js";
 import { decryptSecret } from "../infra/crypto.js";
 import type { StoredSecret } from "./secrets.js";
 
@@ -90,21 +91,15 @@ export class TriggerCache {
 /** Channel that tells every instance's cache to forget a trigger. */
 export const TRIGGER_CHANGED = "trigger_changed";
 
-const caches = new WeakMap<Runtime, TriggerCache>();
-
 /** The process's trigger cache for this runtime; it listens for changes from every instance. */
-export function triggerCache(runtime: Runtime): TriggerCache {
-  let cache = caches.get(runtime);
-  if (cache) return cache;
-  const created = new TriggerCache(runtime);
-  caches.set(runtime, created);
+export const triggerCache = perRuntime(
+  (runtime) => new TriggerCache(runtime),
   // PgEvents.subscribe never rejects: a LISTEN lost with its connection is issued again on reconnect.
-  void runtime.events.subscribe(TRIGGER_CHANGED, (id) => created.invalidate(id));
-  return created;
-}
+  (cache, runtime) => void runtime.events.subscribe(TRIGGER_CHANGED, (id) => cache.invalidate(id)),
+);
 
 /** Announces a change of a trigger: evicted in this process at once, in the others when the NOTIFY arrives. */
 export async function announceTriggerChange(runtime: Runtime, triggerId: string): Promise<void> {
-  caches.get(runtime)?.invalidate(triggerId);
+  triggerCache.peek(runtime)?.invalidate(triggerId);
   await runtime.events.publish(TRIGGER_CHANGED, triggerId).catch((err) => runtime.log.warn({ err }, "trigger change notification failed"));
 }

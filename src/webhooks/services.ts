@@ -1,4 +1,4 @@
-import type { Runtime } from "../runtime/runtime.js";
+import { perRuntime } from "../runtime/per-runtime.js";
 import { Dispatcher } from "../jobs/dispatcher.js";
 import { IngestBatcher } from "./ingest-batcher.js";
 
@@ -8,16 +8,14 @@ export interface WebhookServices {
   dispatcher: Dispatcher;
 }
 
-const byRuntime = new WeakMap<Runtime, WebhookServices>();
-
-export function webhookServices(runtime: Runtime): WebhookServices {
-  let s = byRuntime.get(runtime);
-  if (s) return s;
-  const dispatcher = new Dispatcher(runtime);
-  const batcher = new IngestBatcher(runtime.pool, (ids, traces) => dispatcher.enqueue(ids, traces));
-  s = { batcher, dispatcher };
-  byRuntime.set(runtime, s);
-  dispatcher.start();
-  runtime.closeHooks?.push(() => dispatcher.close());
-  return s;
-}
+export const webhookServices = perRuntime(
+  (runtime): WebhookServices => {
+    const dispatcher = new Dispatcher(runtime);
+    const batcher = new IngestBatcher(runtime.pool, (ids, traces) => dispatcher.enqueue(ids, traces));
+    return { batcher, dispatcher };
+  },
+  ({ dispatcher }, runtime) => {
+    dispatcher.start();
+    runtime.closeHooks?.push(() => dispatcher.close());
+  },
+);
