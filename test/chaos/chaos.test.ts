@@ -9,6 +9,7 @@ import { Client as TemporalClient, Connection } from "@temporalio/client";
 import { startFakeUpstream, type FakeUpstream } from "../helpers/fake-upstreams.js";
 import { startCallbackReceiver, type Callback, type CallbackReceiver } from "../helpers/callback-receiver.js";
 import { makeTestCa, type TestCa } from "../helpers/tls.js";
+import { unreleasedHolds } from "../helpers/balance.js";
 import { findHaproxy } from "../../src/stack/haproxy.js";
 import { isAlive } from "../../src/dev/processes.js";
 import { randomBase62 } from "../../src/infra/ids.js";
@@ -23,7 +24,9 @@ import { pushFigures, readPush, terminalAcknowledged, type PushConfigUnderTest }
 import { ASK_SCRIPT, answerThroughFaults, askAnswerer, askChatMarker, askFigures, type AskEvidence, type AskingRun } from "./asks.js";
 
 /**
- * The chaos suite (issue 8): `npm run stack:prod`'s topology under sustained webhook and chat load
+ * The chaos suite (issue 8): `npm run stack:prod`'s topology, first without faults (a subscription
+ * through the balancer; CancelTask of chat turns that run on one API instance, sent to the other
+ * and through the balancer), then under sustained webhook and chat load
  * through the balancer while, one at a time, a worker and an API instance are killed with
  * SIGKILL, the Temporal server is killed and restarted, and the app's PostgreSQL is restarted.
  * Then: every 202 reached `done` exactly once, nothing is left running, ledgers match balances,
@@ -174,6 +177,52 @@ describe.skipIf(!inCI && !prerequisites)("chaos on the production topology (npm 
     sub.dispose();
     const result = await client.send(`${t.apiUrl}/api/agent-run-jobs/${jobId}/result`, { headers: { "x-trigger-secret": acct.secret } });
     expect(isReply(result) && result.json().result).toMatchObject({ n: 21, double: 42, reply: "Hello from B" });
+  });
+
+  it("CancelTask stops a chat turn on whichever API instance runs it, through the balancer or the other instance: CANCELED, nothing charged, every hold back", async () => {
+    const t = stack.topology();
+    const acct = await setUpAccount("a2a-cancel");
+    const { createAgent } = await gql(acct.admin, `mutation { createAgent(input: { name: "chat", defaultModel: "provider_b/model-sonnet-4-6" }) { id } }`);
+    const { createApiKey } = await gql(acct.admin, `mutation($a: ID!) { createApiKey(agentId: $a, name: "c", rateLimitPerMinute: 1000000) { key } }`, { a: createAgent.id });
+    // The balancer (HTTPS, the suite's client) or an API instance directly (plain HTTP).
+    const rpc = async (base: string, method: string, params: unknown): Promise<any> => {
+      const request = {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${createApiKey.key}`, "A2A-Version": "1.0" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+      };
+      if (base.startsWith("http:")) {
+        const r = await fetch(`${base}/api/a2a/${createAgent.id}`, request);
+        if (r.status !== 200) throw new Error(`${method} at ${base}: ${r.status} ${await r.text()}`);
+        return r.json();
+      }
+      const o = await client.send(`${base}/api/a2a/${createAgent.id}`, request);
+      if (!isReply(o) || o.status !== 200) throw new Error(`${method} at ${base}: ${isReply(o) ? `${o.status} ${o.text}` : o.failure}`);
+      return o.json();
+    };
+    const balance = async () => (await gql(acct.admin, "{ me { balance } }")).me.balance as string;
+    const before = await balance();
+    const [api1, api2] = [stack.process("api-1").url!, stack.process("api-2").url!];
+    // Every turn runs on api-1, its upstream never answering (#hang): only a cancel ends it.
+    const sent = await Promise.all(
+      [0, 1, 2, 3, 4, 5].map((i) => rpc(api1, "SendMessage", { message: { messageId: `cancel-${i}`, role: "ROLE_USER", parts: [{ text: `#hang ${i}` }] }, configuration: { returnImmediately: true } })),
+    );
+    const ids = sent.map((r) => r.result.task.id as string);
+    for (const r of sent) expect(r.result.task.status.state).toBe("TASK_STATE_WORKING");
+    // Half the cancels go to api-2 (which asks api-1 through NOTIFY), half through HAProxy (either instance).
+    const canceled = await Promise.all(ids.map((id, i) => rpc(i % 2 ? api2 : t.apiUrl, "CancelTask", { id })));
+    for (const [i, r] of canceled.entries()) {
+      expect(r.error, ids[i]).toBeUndefined();
+      expect(r.result.status.state, ids[i]).toBe("TASK_STATE_CANCELED");
+    }
+    for (const id of ids) expect((await rpc(t.apiUrl, "GetTask", { id })).result.status.state).toBe("TASK_STATE_CANCELED");
+    expect(await balance()).toBe(before);
+    const db = new pg.Pool({ connectionString: t.databaseUrl, max: 1 });
+    try {
+      expect(await unreleasedHolds(db, acct.accountId), "holds nothing released or charged").toEqual([]);
+    } finally {
+      await db.end();
+    }
   });
 
   it("loses and duplicates nothing while a worker, an API instance, Temporal and PostgreSQL fail one at a time", async () => {
