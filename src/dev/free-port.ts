@@ -4,15 +4,15 @@ import { createServer } from "node:net";
 /** The lowest port chosen, above the registered services' usual ports. */
 const LOWEST = 10_000;
 
-/** Where the OS's ephemeral range starts: Linux says; 32768 is Linux's default and below every other OS's. */
-function ephemeralStart(): number {
+/** Where the OS's ephemeral range starts: Linux says; 32768 is Linux's default and below every other OS's. Read once. */
+export const EPHEMERAL_START = ((): number => {
   try {
     const first = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
     return Number.isInteger(first) && first > 0 ? first : 32_768;
   } catch {
     return 32_768;
   }
-}
+})();
 
 /** Ports this process has handed out already, so two calls never return the same one. */
 const handedOut = new Set<number>();
@@ -26,7 +26,10 @@ const handedOut = new Set<number>();
  * `below`: a bound of the caller's own (Temporal keeps membership ports in a smallint).
  */
 export async function freePort(host = "127.0.0.1", options: { below?: number } = {}): Promise<number> {
-  const highest = Math.min(ephemeralStart(), options.below ?? Infinity) - 1;
+  const below = options.below ?? Infinity;
+  let highest = Math.min(EPHEMERAL_START, below) - 1;
+  // An ephemeral range that starts unusually low: the caller's own bound, if any, still holds.
+  if (highest - LOWEST < 1_000 && below !== Infinity) highest = below - 1;
   if (highest - LOWEST < 1_000) return osAssignedPort(host);
   for (let attempt = 0; attempt < 50; attempt++) {
     const port = LOWEST + Math.floor(Math.random() * (highest - LOWEST + 1));

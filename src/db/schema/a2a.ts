@@ -23,10 +23,11 @@ export const A2aTask = defineEntity({
     account: () => p.manyToOne(Account).createForeignKeyConstraint(false),
     // Not a constraint either: its key check locks the agent's row (a WAL record) in every
     // task's insert, a blocking send's finish statement among them. The agent's delete trigger
-    // (agents.ts) deletes its tasks. A finish writes a task only while its turn holds the thread,
-    // whose row goes with the agent (before that trigger runs), so none comes after it; another
-    // insert racing the delete could leave a row of no agent, which nothing reads: every read
-    // names the agent. No index of its own: a2a_tasks_agent_updated_idx leads with it.
+    // (agents.ts) deletes its tasks. A turn's open and finish write a task only while they hold
+    // the turn's thread, whose row goes with the agent before that trigger runs; every other
+    // write locks the agent's row (chat-task-store.ts `agentKept`) or its job's (store.ts
+    // `insertJobTask`), as the key did. So no task outlives its agent. No index of its own:
+    // a2a_tasks_agent_updated_idx leads with it.
     agent: () => p.manyToOne(Agent).createForeignKeyConstraint(false),
     contextId: p.string().length(255),
     /** `chat` (a turn on thread `contextId`) or `job` (the job with this id). */
