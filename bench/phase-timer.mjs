@@ -9,6 +9,9 @@
 // (`open`: sent to answered), to the upstream request (`openToUp`), the upstream call (`up`), to the
 // finish statement (`upToFinish`), the finish (`finish`, its durable commit included), and from its
 // answer to the response's end (`tail`). Requests without all of them (errors, reads) are skipped.
+// Besides them, `idle`: from the response's end to the next request's start on the same
+// connection (within 50 ms), which a closed loop at one connection spends in the client, the
+// network, and any work of the server that keeps its event loop from reading that request.
 // The routes are told apart by path only, so run one mode at a time (`BENCH_MODES=non-stream`).
 import { AsyncLocalStorage } from "node:async_hooks";
 import dc from "node:diagnostics_channel";
@@ -32,6 +35,7 @@ function summarise(file) {
   const routes = Object.keys(total);
   console.log(["phase (µs)", ...routes.map((r) => `${r} (${total[r].n})`)].join("\t"));
   for (const p of [...PHASES, "total"]) console.log([p, ...routes.map((r) => (total[r].sums[p] / total[r].n).toFixed(0))].join("\t"));
+  console.log(["idle", ...routes.map((r) => (total[r].sums.idleN ? (total[r].sums.idle / total[r].sums.idleN).toFixed(0) : "—"))].join("\t"));
 }
 
 function install() {
@@ -42,15 +46,21 @@ function install() {
   const routeOf = (url) =>
     url.startsWith("/api/v1/chat/completions") ? "chat" : /^\/api\/a2a\/[^/]+\/v1\//.test(url) ? "a2a-rest" : /^\/api\/a2a\/[^/?]+\/?(\?|$)/.test(url) ? "a2a-jsonrpc" : url.startsWith("/api/mcp") ? "mcp" : undefined;
 
-  dc.subscribe("http.server.request.start", ({ request }) => {
+  dc.subscribe("http.server.request.start", ({ request, socket }) => {
     const route = routeOf(request.url);
-    const r = route ? { route, start: now(), at: {} } : undefined;
+    const start = now();
+    const before = socket?.phaseLast;
+    if (before && start - before.end < 50_000) before.at.next = start;
+    const r = route ? { route, start, at: {} } : undefined;
     request.phaseTimes = r;
     current.enterWith(r);
   });
   dc.subscribe("http.server.response.finish", ({ request }) => {
     const r = request.phaseTimes;
-    if (r) finished.push({ ...r, end: now() });
+    if (!r) return;
+    r.end = now();
+    finished.push(r);
+    if (request.socket) request.socket.phaseLast = r;
   });
   dc.subscribe("http.client.request.start", ({ request }) => {
     const r = current.getStore();
@@ -81,7 +91,11 @@ function install() {
   const file = join(process.env.BENCH_PHASE_DIR ?? tmpdir(), `phases-${process.pid}.jsonl`);
   setInterval(() => {
     const routes = {};
-    for (const r of finished.splice(0)) {
+    // Those of the last 100 ms wait for the next round: their next request may not have come yet.
+    const cut = now() - 100_000;
+    const ready = finished.filter((r) => r.end < cut);
+    finished.splice(0, ready.length);
+    for (const r of ready) {
       const a = r.at;
       if (!a.openSent || !a.openDone || !a.upStart || !a.upEnd || !a.finishSent || !a.finishDone) continue;
       const times = [a.openSent - r.start, a.openDone - a.openSent, a.upStart - a.openDone, a.upEnd - a.upStart, a.finishSent - a.upEnd, a.finishDone - a.finishSent, r.end - a.finishDone];
@@ -89,6 +103,10 @@ function install() {
       b.n++;
       PHASES.forEach((p, i) => (b.sums[p] = (b.sums[p] ?? 0) + times[i]));
       b.sums.total = (b.sums.total ?? 0) + (r.end - r.start);
+      if (a.next) {
+        b.sums.idle = (b.sums.idle ?? 0) + (a.next - r.end);
+        b.sums.idleN = (b.sums.idleN ?? 0) + 1;
+      }
     }
     if (Object.keys(routes).length) appendFileSync(file, JSON.stringify({ at: new Date().toISOString(), routes }) + "\n");
   }, 2000).unref();

@@ -42,7 +42,41 @@ function sliceSpread(x: number[] | undefined, a: number[] | undefined, bound: nu
   const ratios = x.map((v, i) => v / a[i]!).sort((p, q) => p - q);
   const median = ratios.length % 2 ? ratios[(ratios.length - 1) / 2]! : (ratios[ratios.length / 2 - 1]! + ratios[ratios.length / 2]!) / 2;
   const within = ratios.filter((r) => r <= bound).length;
-  return `; by slice: median ${f2(median)}×, ${f2(ratios[0]!)}–${f2(ratios[ratios.length - 1]!)}×, ${within} of ${ratios.length} within`;
+  const [low, high] = ratioInterval(x, a);
+  return `; by slice: median ${f2(median)}×, ${f2(ratios[0]!)}–${f2(ratios[ratios.length - 1]!)}×, ${within} of ${ratios.length} within; 95 % interval ${f2(low)}–${f2(high)}×`;
+}
+
+/**
+ * A 95 % percentile-bootstrap interval of the cell's ratio (Σ x / Σ a over its slices): rounds of
+ * slices drawn with replacement, each round's pair kept together (its slices were measured in the
+ * same turn of the machine). What the run says about the ratio itself, beyond its point estimate:
+ * a bound is established by a run only when the interval's top is within it. Seeded, so one
+ * run's output is reproducible from its slices.
+ */
+export function ratioInterval(x: number[], a: number[], draws = 4000): [number, number] {
+  let seed = 0x9e3779b9;
+  // mulberry32: a small deterministic generator, enough for resampling indices.
+  const random = () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = seed;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const n = x.length;
+  const ratios: number[] = [];
+  for (let d = 0; d < draws; d++) {
+    let sx = 0;
+    let sa = 0;
+    for (let k = 0; k < n; k++) {
+      const i = Math.floor(random() * n);
+      sx += x[i]!;
+      sa += a[i]!;
+    }
+    ratios.push(sx / sa);
+  }
+  ratios.sort((p, q) => p - q);
+  return [ratios[Math.floor(0.025 * draws)]!, ratios[Math.ceil(0.975 * draws) - 1]!];
 }
 
 export function targetsTables(m: Measured): string {
