@@ -9,6 +9,7 @@ import type { RateLimitState } from "../chat/rate-limit.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { toTask, type TaskView } from "./mapping.js";
 import type { RateLimitNote } from "./rate-limit-headers.js";
+import type { AheadAnswer } from "./answer-ahead.js";
 import { findTask, TERMINAL_STATES, type TaskRow } from "./store.js";
 
 /**
@@ -44,6 +45,8 @@ export interface CallState extends RateLimitNote {
    * leaving on only with the next event, and the stream would hold its key's slot until then.
    */
   left?: AbortSignal;
+  /** A v1.0 SendMessage's: where its answer goes when the task's end commits (answer-ahead.ts). */
+  ahead?: AheadAnswer;
 }
 export const CALL_STATE = "agw";
 

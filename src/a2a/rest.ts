@@ -44,6 +44,8 @@ const STATUS_NAME: Record<number, string> = {
 type RestCallState = HeldStreamState & { answered?: boolean };
 
 const CHAT_SEND = /\/message:(send|stream)$/;
+/** SendMessage (v1.0's path; v0.3's, as its client joins it, ends the same: the version decides). */
+const SEND = /\/message:send$/;
 /** The methods answered with an SSE stream. */
 const STREAMS = /(\/message:stream|:subscribe)$/;
 
@@ -99,6 +101,8 @@ function ownErrorsJson(runtime: Runtime): (this: Response, body: unknown) => Res
   const json = express.response.json as (this: Response, body: unknown) => Response;
   return function (this: Response, body: unknown): Response {
     const res = this;
+    // Answered ahead (answer-ahead.ts): the SDK's own answer for the same task comes after.
+    if (res.headersSent && res.writableEnded) return res;
     const state = res.locals[CALL_STATE] as RestCallState;
     if (state.answered || res.headersSent || res.statusCode < 400) return json.call(res, body);
     state.answered = true;
@@ -152,6 +156,8 @@ export function restBinding(runtime: Runtime, handler: A2ARequestHandler, auth: 
     rateLimitHeadersOnWrite(res, state);
     res.locals[CALL_STATE] = state;
     res.json = answerJson;
+    // A v1.0 blocking send's answer may leave as soon as its task's end commits (answer-ahead.ts).
+    if (req.method === "POST" && SEND.test(req.path) && req.get("a2a-version")?.trim() === "1.0") state.ahead = { res, rest: true };
     if (STREAMS.test(req.path)) {
       state.writes = coalesceWrites(res);
       keepAlive(res, state);

@@ -160,15 +160,18 @@ export const a2aRoutes: RouteModule = (runtime) => {
       const context = defaultServerCallContextBuilder({ extensions: undefined, user, headers: req.headers, requestedVersion: version });
       context.state.set(CALL_STATE, state);
       const transport = legacy ? legacyTransport : v1Transport;
+      // A blocking send's answer may leave as soon as its task's end commits (answer-ahead.ts).
+      if (!legacy && body?.method === "SendMessage") state.ahead = { res, rest: false, rpcId };
       let result: unknown;
       try {
         result = await transport.handle(req.body, context);
       } catch (err) {
-        reply(res, legacy, rpcId, state.failure ?? err);
+        if (!res.headersSent) reply(res, legacy, rpcId, state.failure ?? err);
         return;
       }
       if (!result || typeof (result as AsyncIterable<unknown>)[Symbol.asyncIterator] !== "function") {
         const r = result as { id?: unknown; error?: JsonRpcError };
+        if (res.headersSent) return; // answered ahead
         if (r?.error) reply(res, legacy, r.id ?? rpcId, state.failure, unexpected(r.error, state));
         else res.json(result);
         return;

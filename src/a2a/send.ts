@@ -10,6 +10,7 @@ import { startChatTask } from "./chat-task.js";
 import { followToEnd } from "./follow.js";
 import { jobTaskInput } from "./job-task.js";
 import { jobPayload, toTask } from "./mapping.js";
+import { answerOnCommit } from "./answer-ahead.js";
 import { addPushConfig } from "./push.js";
 import { INPUT_REQUIRED, insertJobTask, type TaskRow } from "./store.js";
 import { checkMessage } from "./validation.js";
@@ -78,11 +79,13 @@ export async function startTask(runtime: Runtime, s: CallState, params: SendMess
 
 /** SendMessage: the task at its end, or as it stands after the blocking wait (or at once when asked). */
 export async function sendMessage(runtime: Runtime, s: CallState, params: SendMessageRequest): Promise<Task> {
-  const { taskId, done, writeNow } = await startTask(runtime, s, params);
+  const started = await startTask(runtime, s, params);
+  const { taskId, done, writeNow } = started;
   const view = { historyLength: params.configuration?.historyLength };
   if (params.configuration?.returnImmediately) return rereadTask(runtime, s, taskId, view);
   const waitMs = runtime.config.a2aBlockingWaitMs;
   if (done) {
+    if (s.ahead) answerOnCommit(s.ahead, started, { ...view, user: params.message });
     // The end this process wrote is the task as stored: no need to read it back.
     let timer: NodeJS.Timeout | undefined;
     const ended = await Promise.race([done, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), waitMs).unref()))]).finally(() => clearTimeout(timer));
