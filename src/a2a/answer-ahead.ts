@@ -46,15 +46,20 @@ export interface FinishingTask {
  * stores (`plannedEnd`, the row the send returns after it) in the turn after the statement leaves,
  * so its send is not delayed. A finish that fails or settles nothing writes nothing (the send's own
  * answer follows); an end replaced meanwhile (a client's context that could not be recorded) is
- * built again.
+ * built again. Returns the task built for a row, if it was (the send returns it instead of
+ * building it again).
  */
-export function answerOnCommit(ahead: AheadAnswer, t: FinishingTask, view: TaskView): void {
+export function answerOnCommit(ahead: AheadAnswer, t: FinishingTask, view: TaskView): (row: TaskRow) => Task | undefined {
   const { finishing, plannedEnd, endStored } = t;
-  if (!finishing || !plannedEnd || !endStored) return;
-  let built: { row: TaskRow; body: string } | undefined;
+  let built: { row: TaskRow; task: Task; body: string } | undefined;
+  const builtFor = (row: TaskRow) => (built?.row === row ? built.task : undefined);
+  if (!finishing || !plannedEnd || !endStored) return builtFor;
   const build = () => {
     const row = plannedEnd();
-    if (row && built?.row !== row) built = { row, body: aheadBody(ahead, toTask(row, view)) };
+    if (row && built?.row !== row) {
+      const task = toTask(row, view);
+      built = { row, task, body: aheadBody(ahead, task) };
+    }
     return built;
   };
   void finishing.then(() => setImmediate(build));
@@ -65,4 +70,5 @@ export function answerOnCommit(ahead: AheadAnswer, t: FinishingTask, view: TaskV
     },
     () => {},
   );
+  return builtFor;
 }

@@ -85,11 +85,12 @@ export async function sendMessage(runtime: Runtime, s: CallState, params: SendMe
   if (params.configuration?.returnImmediately) return rereadTask(runtime, s, taskId, view);
   const waitMs = runtime.config.a2aBlockingWaitMs;
   if (done) {
-    if (s.ahead) answerOnCommit(s.ahead, started, { ...view, user: params.message });
+    const taskView = { ...view, user: params.message };
+    const prepared = s.ahead ? answerOnCommit(s.ahead, started, taskView) : undefined;
     // The end this process wrote is the task as stored: no need to read it back.
     let timer: NodeJS.Timeout | undefined;
     const ended = await Promise.race([done, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), waitMs).unref()))]).finally(() => clearTimeout(timer));
-    if (ended) return toTask(ended, { ...view, user: params.message });
+    if (ended) return prepared?.(ended) ?? toTask(ended, taskView);
     // Still running (it will be billed): its record is written now, working, so the answer
     // names a task the client can get or subscribe to instead of sending (and paying) again.
     await writeNow?.();
